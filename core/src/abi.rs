@@ -1,0 +1,478 @@
+//! The bytes host and device share. `device/include/gpuio/abi.h` describes the
+//! same bytes in C; `gpuio-device`'s `abi_layout` test compiles that header with
+//! the host C++ compiler and checks every size and offset below against it.
+//!
+//! # Layout, as one equivalent struct
+//!
+//! ```text
+//! shared (host-visible, device-mapped; never write-combined — the host polls it):
+//!   Channel            descriptor                      (this file, 512 B)
+//!   Endpoint           endpoints[endpoint_count]       (16 B each)
+//!   u8                 staging[staging_len]            = slots × slot_size, then the
+//!                                                        kernel's own zero-copy area
+//!   transport rings    io_uring SQ/CQ/SQEs (direct), ForwardEntry[slots] (forward),
+//!                      MailboxPort[port_count] (mailbox)
+//! device-local (device memory on a GPU: only the device's own atomics touch it):
+//!   DirectState + DirectSlot[slots]  |  ForwardState + u32[slots]  |  u32 locks[port_count]
+//! ```
+//!
+//! # Ownership in one sentence per protocol
+//!
+//! * **Request slots.** A request holds slot `pos % slots` from reservation until its
+//!   result is consumed; the slot's staging chunk (`slot * slot_size ..+ slot_size`)
+//!   belongs to that request alone for the same span.
+//! * **Direct.** A device producer reserves `pos` (device atomic), waits for
+//!   `DirectSlot::seq == pos`, fills SQE `pos % sq_entries`, stamps `ready = pos + 1`,
+//!   and whoever holds the publish lock advances the SQ tail over consecutive ready
+//!   slots with a system-scope release store; the kernel's SQPOLL thread consumes.
+//!   A reaper (try-lock) copies each CQE into `DirectSlot[user_data % slots]` and
+//!   advances the CQ head with a release store.
+//! * **Forward.** The device owns entry `pos % slots` when `stamp == pos·4 + FREE`;
+//!   it writes the request and releases `stamp = pos·4 + READY`; the host forwarder
+//!   acquires it, validates, submits to its own io_uring, writes `result` and releases
+//!   `stamp = pos·4 + DONE`; the device acquires that, reads the result and releases
+//!   `stamp = (pos + slots)·4 + FREE`. Every stamp is written by one side only per state.
+//! * **Mailbox.** The device owns a port when `device_out == host_out`: it writes the
+//!   packet and flips `device_out` (release); the host acquires, executes, writes the
+//!   result and flips `host_out` (release); the device acquires and reads the result.
+//!
+//! Every publish is a release store at system scope and every observe an acquire load
+//! at system scope (`st.release.sys` / `ld.acquire.sys` on CUDA, `__hip_atomic_*` with
+//! system scope on HIP, `__atomic_*` on the host).
+
+/// `Channel::magic`: "GPIO" read as a little-endian `u32`.
+pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
+/// Bumped whenever any struct in this file changes.
+pub const ABI_VERSION: u32 = 1;
+
+/// How requests travel. `Channel::transport`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TransportKind {
+    /// The device writes io_uring SQEs itself; SQPOLL consumes them.
+    Direct = 1,
+    /// The device enqueues compact requests; a host forwarder feeds an io_uring.
+    Forward = 2,
+    /// One mailbox port per warp; a host server thread does plain syscalls.
+    Mailbox = 3,
+}
+
+impl TransportKind {
+    pub const ALL: [TransportKind; 3] = [Self::Direct, Self::Forward, Self::Mailbox];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::Forward => "forward",
+            Self::Mailbox => "mailbox",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an endpoint is. `Endpoint::kind`.
+pub mod endpoint_kind {
+    /// A regular file: positioned reads and writes.
+    pub const FILE: u32 = 1;
+    /// A connected socket: `send`/`recv`.
+    pub const SOCKET: u32 = 2;
+    /// A pipe, tty or any other stream fd (stdout): unpositioned reads and writes.
+    pub const PIPE: u32 = 3;
+    /// A message stream that ends in the host program itself.
+    pub const HOST_QUEUE: u32 = 4;
+}
+
+/// What a kernel may do with an endpoint. `Endpoint::access` bits.
+pub mod access {
+    pub const READ: u32 = 1;
+    pub const WRITE: u32 = 2;
+}
+
+/// Request opcodes. The top byte is gpuio's base byte (`'G'`), so host handlers for
+/// other families can chain: a handler answers "unhandled" to opcodes not its own.
+pub mod op {
+    pub const BASE: u32 = (b'G' as u32) << 24;
+    /// Does nothing; completes with 0.
+    pub const NOP: u32 = BASE;
+    /// `pwrite(endpoint, staging[staging_off..+len], offset)`.
+    pub const PWRITE: u32 = BASE | 1;
+    /// `pread(endpoint, staging[staging_off..+len], offset)`.
+    pub const PREAD: u32 = BASE | 2;
+    /// `write(endpoint, staging[staging_off..+len])`: streams, at the current position.
+    pub const WRITE: u32 = BASE | 3;
+    /// `read(endpoint, staging[staging_off..+len])`: streams.
+    pub const READ: u32 = BASE | 4;
+
+    pub fn name(op: u32) -> &'static str {
+        match op {
+            NOP => "nop",
+            PWRITE => "pwrite",
+            PREAD => "pread",
+            WRITE => "write",
+            READ => "read",
+            _ => "unknown",
+        }
+    }
+}
+
+/// The descriptor a kernel receives (by device pointer). Lives in shared memory.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+pub struct Channel {
+    /// [`MAGIC`]; the header refuses a descriptor without it (`-EINVAL`).
+    pub magic: u32,
+    /// [`ABI_VERSION`]; the header refuses any other (`-EPROTO`).
+    pub version: u32,
+    /// A [`TransportKind`] as `u32`; the header dispatches on it at run time.
+    pub transport: u32,
+    /// Reserved, zero.
+    pub flags: u32,
+    /// Longest a single device call waits, in nanoseconds, before `-ETIMEDOUT`.
+    pub timeout_ns: u64,
+    /// Device address of the staging area.
+    pub staging: u64,
+    /// Host address of the same bytes: what io_uring and syscalls are given.
+    pub staging_host: u64,
+    /// Bytes in the staging area: `slots * slot_size` plus the kernel's own area.
+    pub staging_len: u64,
+    /// Staging bytes owned by each request slot.
+    pub slot_size: u32,
+    /// Request slots (a power of two): requests that may be in flight at once.
+    pub slots: u32,
+    /// Device address of `Endpoint[endpoint_count]`.
+    pub endpoints: u64,
+    pub endpoint_count: u32,
+    /// Endpoint `gpuio_printf` writes to; -1 when the host registered none.
+    pub stdout_endpoint: i32,
+    /// Device-local scratch memory (transport state only the device touches).
+    pub scratch: u64,
+    pub scratch_len: u64,
+    /// Set to 1 by the host when `close()` begins (release); new device calls then
+    /// fail with `-ESHUTDOWN` and are never submitted.
+    pub closing: u32,
+    pub _pad0: u32,
+    pub direct: DirectRing,
+    pub forward: ForwardQueue,
+    pub mailbox: Mailbox,
+    /// Counters the device keeps (direct transport; the host keeps its own for the
+    /// others). On its own cache line.
+    pub stats: Stats,
+}
+
+/// Where the direct transport's io_uring lives. Device addresses of the kernel's
+/// ring fields (all `u32`), SQE array and CQE array, laid out by `io_uring_setup`
+/// with `IORING_SETUP_NO_MMAP` inside shared memory.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirectRing {
+    pub sq_head: u64,
+    pub sq_tail: u64,
+    pub sq_flags: u64,
+    pub sq_array: u64,
+    pub sqes: u64,
+    pub cq_head: u64,
+    pub cq_tail: u64,
+    pub cqes: u64,
+    pub sq_mask: u32,
+    pub cq_mask: u32,
+    pub sq_entries: u32,
+    pub cq_entries: u32,
+    /// Device-local [`DirectState`].
+    pub state: u64,
+    /// Device-local `DirectSlot[Channel::slots]`.
+    pub slot_state: u64,
+    /// Host address of the staging area as registered fixed buffer 0.
+    pub fixed_buffer_host: u64,
+    pub _pad: u64,
+}
+
+/// Device-local state of the direct transport. Touched only by device atomics.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirectState {
+    /// Next request position (fetch-add).
+    pub reserve: u64,
+    /// Positions below this are published to the SQ tail.
+    pub published: u64,
+    /// Held while advancing the SQ tail (0 free, 1 held).
+    pub publish_lock: u32,
+    /// Held while draining the CQ (0 free, 1 held).
+    pub reap_lock: u32,
+}
+
+/// Per-slot state of the direct transport (device-local).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirectSlot {
+    /// The slot is free for position `p` when `seq == p`; its owner releases it with
+    /// `seq = p + slots`.
+    pub seq: u64,
+    /// `p + 1` once the SQE for position `p` is written and may be published.
+    pub ready: u64,
+    /// The CQE's `res`, valid once `state == SLOT_DONE`.
+    pub res: i32,
+    /// One of the `slot_state` constants.
+    pub state: u32,
+    pub _pad: u64,
+}
+
+/// `DirectSlot::state` and forward slot states (device-local).
+pub mod slot_state {
+    pub const FREE: u32 = 0;
+    pub const IN_FLIGHT: u32 = 1;
+    pub const DONE: u32 = 2;
+    /// The waiter timed out; whoever sees the completion frees the slot.
+    pub const ABANDONED: u32 = 3;
+}
+
+/// The forward transport's request queue.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ForwardQueue {
+    /// Shared `ForwardEntry[Channel::slots]`.
+    pub entries: u64,
+    /// Device-local [`ForwardState`].
+    pub state: u64,
+    /// Device-local `u32[Channel::slots]` of `slot_state` values.
+    pub slot_state: u64,
+    pub _pad: u64,
+}
+
+/// `ForwardEntry::stamp` low bits; the position is `stamp >> 2`.
+pub mod stamp {
+    pub const FREE: u64 = 0;
+    pub const READY: u64 = 1;
+    pub const DONE: u64 = 2;
+    pub const SHIFT: u32 = 2;
+}
+
+/// Device-local state of the forward transport.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ForwardState {
+    /// Next request position (fetch-add).
+    pub reserve: u64,
+    pub _pad: u64,
+}
+
+/// A request as the host sees it, before it validates anything.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Request {
+    /// One of [`op`].
+    pub op: u32,
+    /// Index into the endpoint table.
+    pub endpoint: u32,
+    /// Bytes to move.
+    pub len: u32,
+    /// Reserved, zero.
+    pub flags: u32,
+    /// Where the bytes sit in the staging area.
+    pub staging_off: u64,
+    /// File offset for positioned ops; ignored by stream ops.
+    pub offset: i64,
+}
+
+/// One forward-queue entry (shared, one cache line).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ForwardEntry {
+    /// `pos << 2 | stamp::{FREE, READY, DONE}`; see the module doc for who writes what.
+    pub stamp: u64,
+    pub req: Request,
+    /// `>= 0` or `-errno`, valid once the stamp says DONE.
+    pub result: i64,
+}
+
+/// The mailbox transport's ports.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mailbox {
+    /// Shared `MailboxPort[port_count]`.
+    pub ports: u64,
+    /// Device-local `u32[port_count]` locks (lanes of one warp share a port).
+    pub locks: u64,
+    pub port_count: u32,
+    pub _pad: u32,
+    pub _pad1: u64,
+}
+
+/// One mailbox port (shared). The two flags sit on their own cache lines so the
+/// device's and the host's writes never share a line.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MailboxPort {
+    /// Flipped by the device to send a request.
+    pub device_out: u32,
+    pub _pad0: [u32; 15],
+    /// Flipped by the host to return a result.
+    pub host_out: u32,
+    pub _pad1: [u32; 15],
+    pub req: Request,
+    /// `>= 0` or `-errno`, valid once `host_out == device_out` again.
+    pub result: i64,
+}
+
+/// One registered endpoint as the device sees it. The fd stays on the host.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Endpoint {
+    /// One of [`endpoint_kind`].
+    pub kind: u32,
+    /// [`access`] bits.
+    pub access: u32,
+    pub _reserved: [u32; 2],
+}
+
+/// Counters a device-driven transport keeps in shared memory.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Requests handed to the transport (direct: published to the SQ).
+    pub submitted: u64,
+    /// Requests completed with `res >= 0`.
+    pub completed: u64,
+    /// Requests completed with `res < 0`.
+    pub failed: u64,
+    /// Device calls that gave up waiting (their requests are still counted above
+    /// once they complete).
+    pub timed_out: u64,
+}
+
+const _: () = {
+    use std::mem::{align_of, size_of};
+    assert!(size_of::<Request>() == 32);
+    assert!(size_of::<ForwardEntry>() == 64);
+    assert!(size_of::<MailboxPort>() == 192);
+    assert!(size_of::<Endpoint>() == 16);
+    assert!(size_of::<DirectSlot>() == 32);
+    assert!(size_of::<DirectState>() == 64);
+    assert!(size_of::<DirectRing>() == 112);
+    assert!(size_of::<Stats>() == 64);
+    assert!(align_of::<Channel>() == 64);
+    assert!(size_of::<Channel>() == 384);
+};
+
+/// Every size and offset the header must agree with, as `(name, value)` pairs, in the
+/// order `gpuio_abi_layout()` in the header reports them.
+pub fn layout() -> Vec<(&'static str, usize)> {
+    use std::mem::{offset_of, size_of};
+    macro_rules! l {
+        ($($name:literal => $val:expr),* $(,)?) => { vec![$(($name, $val)),*] };
+    }
+    l![
+        "sizeof(gpuio_channel)" => size_of::<Channel>(),
+        "gpuio_channel.magic" => offset_of!(Channel, magic),
+        "gpuio_channel.version" => offset_of!(Channel, version),
+        "gpuio_channel.transport" => offset_of!(Channel, transport),
+        "gpuio_channel.flags" => offset_of!(Channel, flags),
+        "gpuio_channel.timeout_ns" => offset_of!(Channel, timeout_ns),
+        "gpuio_channel.staging" => offset_of!(Channel, staging),
+        "gpuio_channel.staging_host" => offset_of!(Channel, staging_host),
+        "gpuio_channel.staging_len" => offset_of!(Channel, staging_len),
+        "gpuio_channel.slot_size" => offset_of!(Channel, slot_size),
+        "gpuio_channel.slots" => offset_of!(Channel, slots),
+        "gpuio_channel.endpoints" => offset_of!(Channel, endpoints),
+        "gpuio_channel.endpoint_count" => offset_of!(Channel, endpoint_count),
+        "gpuio_channel.stdout_endpoint" => offset_of!(Channel, stdout_endpoint),
+        "gpuio_channel.scratch" => offset_of!(Channel, scratch),
+        "gpuio_channel.scratch_len" => offset_of!(Channel, scratch_len),
+        "gpuio_channel.closing" => offset_of!(Channel, closing),
+        "gpuio_channel.direct" => offset_of!(Channel, direct),
+        "gpuio_channel.forward" => offset_of!(Channel, forward),
+        "gpuio_channel.mailbox" => offset_of!(Channel, mailbox),
+        "gpuio_channel.stats" => offset_of!(Channel, stats),
+        "sizeof(gpuio_direct_ring)" => size_of::<DirectRing>(),
+        "gpuio_direct_ring.sq_head" => offset_of!(DirectRing, sq_head),
+        "gpuio_direct_ring.sq_tail" => offset_of!(DirectRing, sq_tail),
+        "gpuio_direct_ring.sq_flags" => offset_of!(DirectRing, sq_flags),
+        "gpuio_direct_ring.sq_array" => offset_of!(DirectRing, sq_array),
+        "gpuio_direct_ring.sqes" => offset_of!(DirectRing, sqes),
+        "gpuio_direct_ring.cq_head" => offset_of!(DirectRing, cq_head),
+        "gpuio_direct_ring.cq_tail" => offset_of!(DirectRing, cq_tail),
+        "gpuio_direct_ring.cqes" => offset_of!(DirectRing, cqes),
+        "gpuio_direct_ring.sq_mask" => offset_of!(DirectRing, sq_mask),
+        "gpuio_direct_ring.cq_mask" => offset_of!(DirectRing, cq_mask),
+        "gpuio_direct_ring.sq_entries" => offset_of!(DirectRing, sq_entries),
+        "gpuio_direct_ring.cq_entries" => offset_of!(DirectRing, cq_entries),
+        "gpuio_direct_ring.state" => offset_of!(DirectRing, state),
+        "gpuio_direct_ring.slot_state" => offset_of!(DirectRing, slot_state),
+        "gpuio_direct_ring.fixed_buffer_host" => offset_of!(DirectRing, fixed_buffer_host),
+        "sizeof(gpuio_direct_state)" => size_of::<DirectState>(),
+        "gpuio_direct_state.reserve" => offset_of!(DirectState, reserve),
+        "gpuio_direct_state.published" => offset_of!(DirectState, published),
+        "gpuio_direct_state.publish_lock" => offset_of!(DirectState, publish_lock),
+        "gpuio_direct_state.reap_lock" => offset_of!(DirectState, reap_lock),
+        "sizeof(gpuio_direct_slot)" => size_of::<DirectSlot>(),
+        "gpuio_direct_slot.seq" => offset_of!(DirectSlot, seq),
+        "gpuio_direct_slot.ready" => offset_of!(DirectSlot, ready),
+        "gpuio_direct_slot.res" => offset_of!(DirectSlot, res),
+        "gpuio_direct_slot.state" => offset_of!(DirectSlot, state),
+        "sizeof(gpuio_forward_queue)" => size_of::<ForwardQueue>(),
+        "gpuio_forward_queue.entries" => offset_of!(ForwardQueue, entries),
+        "gpuio_forward_queue.state" => offset_of!(ForwardQueue, state),
+        "gpuio_forward_queue.slot_state" => offset_of!(ForwardQueue, slot_state),
+        "sizeof(gpuio_forward_state)" => size_of::<ForwardState>(),
+        "gpuio_forward_state.reserve" => offset_of!(ForwardState, reserve),
+        "sizeof(gpuio_request)" => size_of::<Request>(),
+        "gpuio_request.op" => offset_of!(Request, op),
+        "gpuio_request.endpoint" => offset_of!(Request, endpoint),
+        "gpuio_request.len" => offset_of!(Request, len),
+        "gpuio_request.flags" => offset_of!(Request, flags),
+        "gpuio_request.staging_off" => offset_of!(Request, staging_off),
+        "gpuio_request.offset" => offset_of!(Request, offset),
+        "sizeof(gpuio_forward_entry)" => size_of::<ForwardEntry>(),
+        "gpuio_forward_entry.stamp" => offset_of!(ForwardEntry, stamp),
+        "gpuio_forward_entry.req" => offset_of!(ForwardEntry, req),
+        "gpuio_forward_entry.result" => offset_of!(ForwardEntry, result),
+        "sizeof(gpuio_mailbox)" => size_of::<Mailbox>(),
+        "gpuio_mailbox.ports" => offset_of!(Mailbox, ports),
+        "gpuio_mailbox.locks" => offset_of!(Mailbox, locks),
+        "gpuio_mailbox.port_count" => offset_of!(Mailbox, port_count),
+        "sizeof(gpuio_mailbox_port)" => size_of::<MailboxPort>(),
+        "gpuio_mailbox_port.device_out" => offset_of!(MailboxPort, device_out),
+        "gpuio_mailbox_port.host_out" => offset_of!(MailboxPort, host_out),
+        "gpuio_mailbox_port.req" => offset_of!(MailboxPort, req),
+        "gpuio_mailbox_port.result" => offset_of!(MailboxPort, result),
+        "sizeof(gpuio_endpoint)" => size_of::<Endpoint>(),
+        "gpuio_endpoint.kind" => offset_of!(Endpoint, kind),
+        "gpuio_endpoint.access" => offset_of!(Endpoint, access),
+        "sizeof(gpuio_stats)" => size_of::<Stats>(),
+        "gpuio_stats.submitted" => offset_of!(Stats, submitted),
+        "gpuio_stats.completed" => offset_of!(Stats, completed),
+        "gpuio_stats.failed" => offset_of!(Stats, failed),
+        "gpuio_stats.timed_out" => offset_of!(Stats, timed_out),
+        "GPUIO_MAGIC" => MAGIC as usize,
+        "GPUIO_ABI_VERSION" => ABI_VERSION as usize,
+        "GPUIO_TRANSPORT_DIRECT" => TransportKind::Direct as usize,
+        "GPUIO_TRANSPORT_FORWARD" => TransportKind::Forward as usize,
+        "GPUIO_TRANSPORT_MAILBOX" => TransportKind::Mailbox as usize,
+        "GPUIO_OP_NOP" => op::NOP as usize,
+        "GPUIO_OP_PWRITE" => op::PWRITE as usize,
+        "GPUIO_OP_PREAD" => op::PREAD as usize,
+        "GPUIO_OP_WRITE" => op::WRITE as usize,
+        "GPUIO_OP_READ" => op::READ as usize,
+        "GPUIO_EP_FILE" => endpoint_kind::FILE as usize,
+        "GPUIO_EP_SOCKET" => endpoint_kind::SOCKET as usize,
+        "GPUIO_EP_PIPE" => endpoint_kind::PIPE as usize,
+        "GPUIO_EP_HOST_QUEUE" => endpoint_kind::HOST_QUEUE as usize,
+        "GPUIO_ACCESS_READ" => access::READ as usize,
+        "GPUIO_ACCESS_WRITE" => access::WRITE as usize,
+        "GPUIO_SLOT_FREE" => slot_state::FREE as usize,
+        "GPUIO_SLOT_IN_FLIGHT" => slot_state::IN_FLIGHT as usize,
+        "GPUIO_SLOT_DONE" => slot_state::DONE as usize,
+        "GPUIO_SLOT_ABANDONED" => slot_state::ABANDONED as usize,
+        "GPUIO_STAMP_FREE" => stamp::FREE as usize,
+        "GPUIO_STAMP_READY" => stamp::READY as usize,
+        "GPUIO_STAMP_DONE" => stamp::DONE as usize,
+    ]
+}

@@ -1,0 +1,202 @@
+/* gpuio/abi.h — the bytes host and device share.
+ *
+ * Mirror of core/src/abi.rs, which carries the full description of the layout
+ * and of who owns what when. The test `abi_layout` in gpuio-device compiles this
+ * header with the host C++ compiler and compares gpuio_abi_layout() below with the
+ * Rust side, entry by entry, so the two cannot drift apart.
+ *
+ * Ownership, in one sentence per protocol (details in abi.rs):
+ *  - request slot `pos % slots` and its staging chunk belong to one request from
+ *    reservation until its result is consumed;
+ *  - direct: producers fill SQEs, the publish-lock holder advances the SQ tail over
+ *    consecutive ready slots (release, system scope); the reap-lock holder copies
+ *    CQEs into slot state and advances the CQ head (release, system scope);
+ *  - forward: the device owns entry pos%slots when stamp == pos<<2|FREE, hands it to
+ *    the host with pos<<2|READY, the host answers with pos<<2|DONE, the device frees
+ *    it with (pos+slots)<<2|FREE;
+ *  - mailbox: the device owns a port when device_out == host_out.
+ */
+#ifndef GPUIO_ABI_H
+#define GPUIO_ABI_H
+
+/* No <stdint.h>: NVRTC compiles this header with no include path at all. */
+typedef unsigned char gpuio_u8;
+typedef unsigned short gpuio_u16;
+typedef unsigned int gpuio_u32;
+typedef int gpuio_i32;
+typedef unsigned long long gpuio_u64;
+typedef long long gpuio_i64;
+
+static_assert(sizeof(gpuio_u16) == 2, "u16");
+static_assert(sizeof(gpuio_u32) == 4, "u32");
+static_assert(sizeof(gpuio_u64) == 8, "u64");
+static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
+
+#define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
+#define GPUIO_ABI_VERSION 1u
+
+#define GPUIO_TRANSPORT_DIRECT 1u
+#define GPUIO_TRANSPORT_FORWARD 2u
+#define GPUIO_TRANSPORT_MAILBOX 3u
+
+#define GPUIO_EP_FILE 1u
+#define GPUIO_EP_SOCKET 2u
+#define GPUIO_EP_PIPE 3u
+#define GPUIO_EP_HOST_QUEUE 4u
+
+#define GPUIO_ACCESS_READ 1u
+#define GPUIO_ACCESS_WRITE 2u
+
+/* Opcodes: base byte 'G', so host handlers of other families can chain. */
+#define GPUIO_OP_BASE (((gpuio_u32)'G') << 24)
+#define GPUIO_OP_NOP (GPUIO_OP_BASE | 0u)
+#define GPUIO_OP_PWRITE (GPUIO_OP_BASE | 1u)
+#define GPUIO_OP_PREAD (GPUIO_OP_BASE | 2u)
+#define GPUIO_OP_WRITE (GPUIO_OP_BASE | 3u)
+#define GPUIO_OP_READ (GPUIO_OP_BASE | 4u)
+
+#define GPUIO_SLOT_FREE 0u
+#define GPUIO_SLOT_IN_FLIGHT 1u
+#define GPUIO_SLOT_DONE 2u
+#define GPUIO_SLOT_ABANDONED 3u
+
+#define GPUIO_STAMP_FREE 0ull
+#define GPUIO_STAMP_READY 1ull
+#define GPUIO_STAMP_DONE 2ull
+#define GPUIO_STAMP_SHIFT 2u
+
+typedef struct gpuio_direct_ring {
+  gpuio_u64 sq_head, sq_tail, sq_flags, sq_array, sqes; /* device addresses */
+  gpuio_u64 cq_head, cq_tail, cqes;
+  gpuio_u32 sq_mask, cq_mask, sq_entries, cq_entries;
+  gpuio_u64 state;      /* device-local gpuio_direct_state */
+  gpuio_u64 slot_state; /* device-local gpuio_direct_slot[slots] */
+  gpuio_u64 fixed_buffer_host;
+  gpuio_u64 _pad;
+} gpuio_direct_ring;
+
+typedef struct alignas(64) gpuio_direct_state {
+  gpuio_u64 reserve;   /* next request position (fetch-add) */
+  gpuio_u64 published; /* positions below this are in the SQ tail */
+  gpuio_u32 publish_lock;
+  gpuio_u32 reap_lock;
+} gpuio_direct_state;
+
+typedef struct gpuio_direct_slot {
+  gpuio_u64 seq;   /* free for position p when seq == p; released with p + slots */
+  gpuio_u64 ready; /* p + 1 once the SQE of position p may be published */
+  gpuio_i32 res;   /* CQE res, valid when state == GPUIO_SLOT_DONE */
+  gpuio_u32 state; /* GPUIO_SLOT_* */
+  gpuio_u64 _pad;
+} gpuio_direct_slot;
+
+typedef struct gpuio_forward_queue {
+  gpuio_u64 entries;    /* shared gpuio_forward_entry[slots] */
+  gpuio_u64 state;      /* device-local gpuio_forward_state */
+  gpuio_u64 slot_state; /* device-local gpuio_u32[slots] of GPUIO_SLOT_* */
+  gpuio_u64 _pad;
+} gpuio_forward_queue;
+
+typedef struct alignas(64) gpuio_forward_state {
+  gpuio_u64 reserve;
+  gpuio_u64 _pad;
+} gpuio_forward_state;
+
+typedef struct gpuio_request {
+  gpuio_u32 op;
+  gpuio_u32 endpoint;
+  gpuio_u32 len;
+  gpuio_u32 flags;
+  gpuio_u64 staging_off;
+  gpuio_i64 offset;
+} gpuio_request;
+
+typedef struct alignas(64) gpuio_forward_entry {
+  gpuio_u64 stamp; /* pos << 2 | GPUIO_STAMP_* */
+  gpuio_request req;
+  gpuio_i64 result;
+} gpuio_forward_entry;
+
+typedef struct gpuio_mailbox {
+  gpuio_u64 ports; /* shared gpuio_mailbox_port[port_count] */
+  gpuio_u64 locks; /* device-local gpuio_u32[port_count] */
+  gpuio_u32 port_count;
+  gpuio_u32 _pad;
+  gpuio_u64 _pad1;
+} gpuio_mailbox;
+
+typedef struct alignas(64) gpuio_mailbox_port {
+  gpuio_u32 device_out; /* flipped by the device to send */
+  gpuio_u32 _pad0[15];
+  gpuio_u32 host_out; /* flipped by the host to answer */
+  gpuio_u32 _pad1[15];
+  gpuio_request req;
+  gpuio_i64 result;
+} gpuio_mailbox_port;
+
+typedef struct gpuio_endpoint {
+  gpuio_u32 kind;   /* GPUIO_EP_* */
+  gpuio_u32 access; /* GPUIO_ACCESS_* bits */
+  gpuio_u32 _reserved[2];
+} gpuio_endpoint;
+
+typedef struct alignas(64) gpuio_stats {
+  gpuio_u64 submitted, completed, failed, timed_out;
+} gpuio_stats;
+
+typedef struct alignas(64) gpuio_channel {
+  gpuio_u32 magic, version, transport, flags;
+  gpuio_u64 timeout_ns;
+  gpuio_u64 staging;      /* device address */
+  gpuio_u64 staging_host; /* host address of the same bytes */
+  gpuio_u64 staging_len;
+  gpuio_u32 slot_size, slots;
+  gpuio_u64 endpoints; /* device address of gpuio_endpoint[endpoint_count] */
+  gpuio_u32 endpoint_count;
+  gpuio_i32 stdout_endpoint;
+  gpuio_u64 scratch, scratch_len;
+  gpuio_u32 closing, _pad0;
+  gpuio_direct_ring direct;
+  gpuio_forward_queue forward;
+  gpuio_mailbox mailbox;
+  gpuio_stats stats;
+} gpuio_channel;
+
+static_assert(sizeof(gpuio_request) == 32, "gpuio_request");
+static_assert(sizeof(gpuio_forward_entry) == 64, "gpuio_forward_entry");
+static_assert(sizeof(gpuio_mailbox_port) == 192, "gpuio_mailbox_port");
+static_assert(sizeof(gpuio_endpoint) == 16, "gpuio_endpoint");
+static_assert(sizeof(gpuio_direct_slot) == 32, "gpuio_direct_slot");
+static_assert(sizeof(gpuio_direct_state) == 64, "gpuio_direct_state");
+static_assert(sizeof(gpuio_direct_ring) == 112, "gpuio_direct_ring");
+static_assert(sizeof(gpuio_channel) == 384, "gpuio_channel");
+
+/* io_uring's own structs, as the kernel defines them (include/uapi/linux/io_uring.h). */
+typedef struct gpuio_sqe {
+  gpuio_u8 opcode, flags;
+  gpuio_u16 ioprio;
+  gpuio_i32 fd;
+  gpuio_u64 off, addr;
+  gpuio_u32 len, rw_flags;
+  gpuio_u64 user_data;
+  gpuio_u16 buf_index, personality;
+  gpuio_i32 splice_fd_in;
+  gpuio_u64 addr3, _pad2;
+} gpuio_sqe;
+typedef struct gpuio_cqe {
+  gpuio_u64 user_data;
+  gpuio_i32 res;
+  gpuio_u32 flags;
+} gpuio_cqe;
+static_assert(sizeof(gpuio_sqe) == 64, "gpuio_sqe");
+static_assert(sizeof(gpuio_cqe) == 16, "gpuio_cqe");
+
+#define GPUIO_IORING_OP_NOP 0
+#define GPUIO_IORING_OP_READ_FIXED 4
+#define GPUIO_IORING_OP_WRITE_FIXED 5
+#define GPUIO_IORING_OP_READ 22
+#define GPUIO_IORING_OP_WRITE 23
+#define GPUIO_IOSQE_FIXED_FILE 1u
+#define GPUIO_IORING_SQ_NEED_WAKEUP 1u
+
+#endif /* GPUIO_ABI_H */

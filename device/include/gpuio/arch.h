@@ -1,0 +1,196 @@
+/* gpuio/arch.h — the only part of the header that differs per compile target.
+ *
+ * Three targets: CUDA (nvcc, NVRTC), HIP (hipcc, hiprtc) and host C++ (g++/clang++,
+ * the CPU device). Everything above this file is shared code. Each target supplies:
+ *
+ *   GPUIO_FN                     function qualifier for header functions
+ *   GPUIO_KERNEL(name)           a kernel entry point with C linkage
+ *   gpuio_ld_acquire_{32,64}     system-scope acquire load (observe the other side)
+ *   gpuio_st_release_{32,64}     system-scope release store (publish to the other side)
+ *   gpuio_ld_relaxed_{32,64}     system-scope relaxed load (volatile read)
+ *   gpuio_st_relaxed_{32,64}     system-scope relaxed store
+ *   gpuio_fence_sc()             sequentially consistent fence, system scope
+ *   gpuio_fetch_add_64           device atomics on device-local memory
+ *   gpuio_cas_{32,64}            device atomics on device-local memory (returns old)
+ *   gpuio_xchg_32
+ *   gpuio_now_ns()               a monotonic clock in nanoseconds (deadlines)
+ *   gpuio_pause()                back off inside a spin loop
+ *   gpuio_global_thread_id(), gpuio_lane_id(), gpuio_warp_id(), gpuio_thread_count()
+ */
+#ifndef GPUIO_ARCH_H
+#define GPUIO_ARCH_H
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define GPUIO_TARGET_CUDA 1
+#elif defined(__HIPCC__) || defined(__HIPCC_RTC__) || defined(__HIP_DEVICE_COMPILE__)
+#define GPUIO_TARGET_HIP 1
+#else
+#define GPUIO_TARGET_HOST 1
+#endif
+
+#define GPUIO_WARP_SIZE 32u
+
+/* ------------------------------------------------------------------ CUDA */
+#if defined(GPUIO_TARGET_CUDA)
+#define GPUIO_FN static __device__ __forceinline__
+#define GPUIO_NOINLINE static __device__ __noinline__
+#define GPUIO_KERNEL(name) extern "C" __global__ void name
+
+GPUIO_FN gpuio_u32 gpuio_ld_acquire_32(const gpuio_u32 *p) {
+  gpuio_u32 v;
+  asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+GPUIO_FN gpuio_u64 gpuio_ld_acquire_64(const gpuio_u64 *p) {
+  gpuio_u64 v;
+  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+GPUIO_FN void gpuio_st_release_32(gpuio_u32 *p, gpuio_u32 v) {
+  asm volatile("st.release.sys.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+GPUIO_FN void gpuio_st_release_64(gpuio_u64 *p, gpuio_u64 v) {
+  asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GPUIO_FN gpuio_u32 gpuio_ld_relaxed_32(const gpuio_u32 *p) {
+  gpuio_u32 v;
+  asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) {
+  gpuio_u64 v;
+  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) {
+  asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) {
+  asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GPUIO_FN void gpuio_fence_sc(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
+GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) {
+  return atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
+  return atomicCAS((unsigned int *)p, expect, desired);
+}
+GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
+  return atomicCAS((unsigned long long *)p, expect, desired);
+}
+GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) { return atomicExch((unsigned int *)p, v); }
+GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
+  gpuio_u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+GPUIO_FN void gpuio_pause(void) { __nanosleep(64); }
+GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) {
+  return (gpuio_u64)blockIdx.x * blockDim.x + threadIdx.x;
+}
+GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return (gpuio_u64)gridDim.x * blockDim.x; }
+GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return threadIdx.x % GPUIO_WARP_SIZE; }
+GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
+
+/* ------------------------------------------------------------------- HIP */
+#elif defined(GPUIO_TARGET_HIP)
+#define GPUIO_FN static __device__ inline __attribute__((always_inline))
+#define GPUIO_NOINLINE static __device__ __attribute__((noinline))
+#define GPUIO_KERNEL(name) extern "C" __global__ void name
+#define GPUIO_SYS __HIP_MEMORY_SCOPE_SYSTEM
+#define GPUIO_AGENT __HIP_MEMORY_SCOPE_AGENT
+
+GPUIO_FN gpuio_u32 gpuio_ld_acquire_32(const gpuio_u32 *p) { return __hip_atomic_load(p, __ATOMIC_ACQUIRE, GPUIO_SYS); }
+GPUIO_FN gpuio_u64 gpuio_ld_acquire_64(const gpuio_u64 *p) { return __hip_atomic_load(p, __ATOMIC_ACQUIRE, GPUIO_SYS); }
+GPUIO_FN void gpuio_st_release_32(gpuio_u32 *p, gpuio_u32 v) { __hip_atomic_store(p, v, __ATOMIC_RELEASE, GPUIO_SYS); }
+GPUIO_FN void gpuio_st_release_64(gpuio_u64 *p, gpuio_u64 v) { __hip_atomic_store(p, v, __ATOMIC_RELEASE, GPUIO_SYS); }
+GPUIO_FN gpuio_u32 gpuio_ld_relaxed_32(const gpuio_u32 *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, GPUIO_SYS); }
+GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, GPUIO_SYS); }
+GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
+GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
+GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, GPUIO_AGENT);
+}
+GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
+  __hip_atomic_compare_exchange_strong(p, &expect, desired, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE, GPUIO_AGENT);
+  return expect;
+}
+GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
+  __hip_atomic_compare_exchange_strong(p, &expect, desired, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE, GPUIO_AGENT);
+  return expect;
+}
+GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) {
+  return __hip_atomic_exchange(p, v, __ATOMIC_ACQ_REL, GPUIO_AGENT);
+}
+/* wall_clock64() ticks at a fixed 100 MHz on current AMD GPUs. */
+GPUIO_FN gpuio_u64 gpuio_now_ns(void) { return (gpuio_u64)wall_clock64() * 10ull; }
+GPUIO_FN void gpuio_pause(void) { __builtin_amdgcn_s_sleep(2); }
+GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) {
+  return (gpuio_u64)blockIdx.x * blockDim.x + threadIdx.x;
+}
+GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return (gpuio_u64)gridDim.x * blockDim.x; }
+GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return threadIdx.x % GPUIO_WARP_SIZE; }
+GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
+
+/* ------------------------------------------------------------- host C++ */
+#else
+#include <sched.h>
+#include <time.h>
+#define GPUIO_FN static inline
+#define GPUIO_NOINLINE static __attribute__((noinline))
+#define GPUIO_KERNEL(name) extern "C" void name
+
+/* The CPU device runs every emulated thread on an OS thread and tells it who it is
+ * through this thread-local (defined by the CPU device runtime, device/cpu/). */
+typedef struct gpuio_cpu_thread {
+  gpuio_u64 global_id;
+  gpuio_u64 thread_count;
+  gpuio_u64 spins; /* spin-loop iterations since the last yield */
+} gpuio_cpu_thread;
+extern "C" thread_local gpuio_cpu_thread gpuio_cpu_self;
+
+GPUIO_FN gpuio_u32 gpuio_ld_acquire_32(const gpuio_u32 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+GPUIO_FN gpuio_u64 gpuio_ld_acquire_64(const gpuio_u64 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+GPUIO_FN void gpuio_st_release_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+GPUIO_FN void gpuio_st_release_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+GPUIO_FN gpuio_u32 gpuio_ld_relaxed_32(const gpuio_u32 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
+  __atomic_compare_exchange_n(p, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expect;
+}
+GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
+  __atomic_compare_exchange_n(p, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expect;
+}
+GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (gpuio_u64)ts.tv_sec * 1000000000ull + (gpuio_u64)ts.tv_nsec;
+}
+/* Emulated threads outnumber cores: spin briefly, then give the core away so the
+ * thread we wait for (or the host thread serving us) can run. */
+GPUIO_FN void gpuio_pause(void) {
+  if (++gpuio_cpu_self.spins >= 64) {
+    gpuio_cpu_self.spins = 0;
+    sched_yield();
+  } else {
+    __builtin_ia32_pause();
+  }
+}
+GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) { return gpuio_cpu_self.global_id; }
+GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return gpuio_cpu_self.thread_count; }
+GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return (gpuio_u32)(gpuio_cpu_self.global_id % GPUIO_WARP_SIZE); }
+GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_cpu_self.global_id / GPUIO_WARP_SIZE; }
+#endif
+
+/* Pointers in the descriptor are stored as integers (device addresses). */
+template <typename T> GPUIO_FN T *gpuio_ptr(gpuio_u64 addr) { return (T *)(addr); }
+
+#endif /* GPUIO_ARCH_H */
