@@ -1,1 +1,3 @@
-fn main() {}
+fn main() {
+    println!("gpuio: the command-line interface is not built yet");
+}

@@ -1,1 +1,29 @@
-//! placeholder
+//! gpuio-core: the pieces every backend shares.
+//!
+//! * [`abi`] — the bytes host and device share (mirrored by `gpuio.h`);
+//! * [`memory`] — shared and device-local memory providers;
+//! * [`endpoint`] — what a kernel may do I/O on, by index;
+//! * [`request`] — host-side validation of a request;
+//! * [`transport`] — the transport role and what it is built from;
+//! * [`channel`] — a descriptor, its staging area and one transport;
+//! * [`uring`] — io_uring set-up, including the direct (device-driven) ring;
+//! * [`backend`] — the backend role: probe, capabilities, channel factories.
+
+pub mod abi;
+pub mod backend;
+pub mod channel;
+pub mod direct;
+pub mod endpoint;
+pub mod memory;
+pub mod probe;
+pub mod request;
+pub mod transport;
+pub mod uring;
+
+pub use abi::TransportKind;
+pub use channel::{Channel, ChannelConfig, ChannelError, CloseReport, KeepAlive};
+pub use endpoint::{Access, Endpoint, EndpointKind};
+pub use memory::{
+    HostMemory, LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion,
+};
+pub use transport::{Counters, Transport, TransportBuilder, TransportError, TransportReport};

@@ -1,1 +1,16 @@
-//! placeholder
+//! gpuio-device: the device side of gpuio.
+//!
+//! * [`header`] — `include/gpuio.h` and its parts, embedded, for run-time compilers
+//!   (NVRTC, hiprtc) that take headers by name;
+//! * [`cpu`] — the CPU device: kernels written against `gpuio.h`, compiled as host
+//!   C++ at build time, run on OS threads with a grid × block emulation.
+
+pub mod cpu;
+pub mod header;
+pub mod kernels;
+
+/// Makes sure this crate's native library is linked into a test binary that only
+/// calls into it through `extern "C"` declarations.
+pub fn link() {
+    cpu::runtime_linked();
+}

@@ -181,7 +181,9 @@ GPUIO_FN void gpuio_pause(void) {
     gpuio_cpu_self.spins = 0;
     sched_yield();
   } else {
+#if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#endif
   }
 }
 GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) { return gpuio_cpu_self.global_id; }

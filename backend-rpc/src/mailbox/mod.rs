@@ -1,0 +1,1 @@
+//! The mailbox transport (device side in gpuio/mailbox.h).

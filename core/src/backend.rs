@@ -1,0 +1,93 @@
+//! The backend role: a device joined with the transports it supports.
+//!
+//! Like a wgpu-hal adapter, a backend answers [`Backend::probe`] with data —
+//! what it found, its capabilities, and for each transport either a score or a
+//! reason a person can act on — and selection reads only those values.
+
+use crate::abi::TransportKind;
+use crate::channel::{Channel, ChannelConfig, ChannelError};
+
+/// Whether one (backend, transport) pair can run here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Availability {
+    /// Usable; higher scores are preferred.
+    Available { score: u32 },
+    /// Not usable, and why, in words a person can act on.
+    Unavailable { reason: String },
+}
+
+impl Availability {
+    pub fn is_available(&self) -> bool {
+        matches!(self, Self::Available { .. })
+    }
+    pub fn score(&self) -> Option<u32> {
+        match self {
+            Self::Available { score } => Some(*score),
+            Self::Unavailable { .. } => None,
+        }
+    }
+}
+
+/// One capability a probe found, as a name and a value in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capability {
+    pub name: String,
+    pub value: String,
+}
+
+impl Capability {
+    pub fn new(name: impl Into<String>, value: impl ToString) -> Self {
+        Self {
+            name: name.into(),
+            value: value.to_string(),
+        }
+    }
+}
+
+/// What a backend's probe found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendProbe {
+    pub backend: &'static str,
+    /// The device it would run on, in words ("NVIDIA H100 80GB HBM3, sm_90").
+    pub device: String,
+    pub capabilities: Vec<Capability>,
+    pub transports: Vec<(TransportKind, Availability)>,
+}
+
+impl BackendProbe {
+    pub fn availability(&self, t: TransportKind) -> Availability {
+        self.transports
+            .iter()
+            .find(|(k, _)| *k == t)
+            .map(|(_, a)| a.clone())
+            .unwrap_or(Availability::Unavailable {
+                reason: format!("{} has no {t} transport", self.backend),
+            })
+    }
+}
+
+/// Why a backend could not open a channel.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("{backend}/{transport} is unavailable: {reason}")]
+    Unavailable {
+        backend: &'static str,
+        transport: TransportKind,
+        reason: String,
+    },
+    #[error(transparent)]
+    Channel(#[from] ChannelError),
+}
+
+/// A device joined with its transports.
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Asks the machine; never panics, never blocks for long.
+    fn probe(&self) -> BackendProbe;
+    /// Opens a channel on `transport`.
+    fn open(
+        &self,
+        transport: TransportKind,
+        config: ChannelConfig,
+    ) -> Result<Channel, BackendError>;
+}

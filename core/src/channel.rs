@@ -1,0 +1,362 @@
+//! A channel: one descriptor, its endpoints, its staging area and one transport.
+//!
+//! `Channel::open` lays out the shared memory, lets the transport build itself, and
+//! publishes the descriptor; kernels receive [`Channel::device_ptr`]. `close()` tells
+//! the device to stop (`closing`), drains everything accepted within a bound, joins
+//! the transport's threads and reports `submitted / completed / failed`.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::abi::{self, TransportKind};
+use crate::endpoint::Endpoint;
+use crate::memory::{pod_bytes, MemoryProvider, SharedMemory, SharedRegion};
+use crate::transport::{
+    ChannelMemory, Counters, OpenContext, Transport, TransportBuilder, TransportError,
+};
+
+/// Offset of the endpoint table in the descriptor's allocation.
+const ENDPOINTS_OFFSET: usize = 512;
+
+/// How to open a channel. `Default` gives 256 slots of 64 KiB, 1 MiB of the
+/// kernel's own staging, a 5 s per-call device deadline and a 10 s close bound.
+#[derive(Debug)]
+pub struct ChannelConfig {
+    pub endpoints: Vec<Endpoint>,
+    /// Endpoint `gpuio_printf` writes to.
+    pub stdout_endpoint: Option<u32>,
+    /// Requests in flight at once (rounded up to a power of two).
+    pub slots: u32,
+    /// Staging bytes per slot: the largest single request a convenience call makes
+    /// (longer calls are split).
+    pub slot_size: u32,
+    /// Staging bytes the kernel manages itself (`gpuio_user_staging`).
+    pub user_staging: usize,
+    /// Longest a single device call waits before `-ETIMEDOUT`.
+    pub call_timeout: Duration,
+    /// Longest `close()` waits for work in flight.
+    pub close_timeout: Duration,
+}
+
+impl Default for ChannelConfig {
+    fn default() -> Self {
+        Self {
+            endpoints: Vec::new(),
+            stdout_endpoint: None,
+            slots: 256,
+            slot_size: 64 << 10,
+            user_staging: 1 << 20,
+            call_timeout: Duration::from_secs(5),
+            close_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl ChannelConfig {
+    /// Registers an endpoint and returns the index kernels name it by.
+    pub fn endpoint(&mut self, ep: Endpoint) -> u32 {
+        self.endpoints.push(ep);
+        (self.endpoints.len() - 1) as u32
+    }
+
+    /// Registers an endpoint and makes it the target of `gpuio_printf`.
+    pub fn stdout(&mut self, ep: Endpoint) -> u32 {
+        let i = self.endpoint(ep);
+        self.stdout_endpoint = Some(i);
+        i
+    }
+}
+
+/// Why a channel could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    #[error("opening a {transport} channel: {source}")]
+    Open {
+        transport: TransportKind,
+        #[source]
+        source: TransportError,
+    },
+}
+
+/// What `close()` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CloseReport {
+    pub transport: TransportKind,
+    pub counters: Counters,
+    /// Device calls that gave up waiting.
+    pub timed_out: u64,
+    /// What could not be finished, in words; empty on a clean close.
+    pub problems: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl CloseReport {
+    /// Everything accepted finished and nothing went wrong while closing.
+    pub fn is_clean(&self) -> bool {
+        self.counters.unfinished() == 0 && self.problems.is_empty()
+    }
+}
+
+impl std::fmt::Display for CloseReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.counters;
+        write!(
+            f,
+            "{}: submitted {} = completed {} + failed {}{}, {} timed out, closed in {:?}",
+            self.transport,
+            c.submitted,
+            c.completed,
+            c.failed,
+            match c.unfinished() {
+                0 => String::new(),
+                n => format!(" + unfinished {n}"),
+            },
+            self.timed_out,
+            self.elapsed
+        )?;
+        for p in &self.problems {
+            write!(f, "; {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An open channel. Dropping it closes it (logging the report).
+pub struct Channel {
+    memory: Arc<ChannelMemory>,
+    descriptor: Arc<dyn SharedMemory>,
+    staging: Arc<dyn SharedMemory>,
+    endpoints: Vec<Arc<Endpoint>>,
+    transport: Option<Box<dyn Transport>>,
+    kind: TransportKind,
+    provider: &'static str,
+    user_staging: (u64, u64),
+    close_timeout: Duration,
+}
+
+impl std::fmt::Debug for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Channel")
+            .field("transport", &self.kind)
+            .field("provider", &self.provider)
+            .field("descriptor", &self.descriptor.region())
+            .field("endpoints", &self.endpoints.len())
+            .finish()
+    }
+}
+
+impl Channel {
+    pub fn open(
+        provider: Arc<dyn MemoryProvider>,
+        builder: &dyn TransportBuilder,
+        config: ChannelConfig,
+    ) -> Result<Channel, ChannelError> {
+        let kind = builder.kind();
+        let span =
+            tracing::info_span!("channel.open", transport = %kind, provider = provider.name());
+        let _enter = span.enter();
+        let fail = |source: TransportError| {
+            tracing::error!(error = %source, "open failed");
+            ChannelError::Open {
+                transport: kind,
+                source,
+            }
+        };
+        let slots = config.slots.max(1).next_power_of_two();
+        let slot_size = config.slot_size.max(4096);
+        if let Some(i) = config.stdout_endpoint {
+            if i as usize >= config.endpoints.len() {
+                return Err(fail(TransportError::Config(format!(
+                    "stdout endpoint {i} is not registered ({} endpoints)",
+                    config.endpoints.len()
+                ))));
+            }
+        }
+        let memory = Arc::new(ChannelMemory::default());
+        let endpoints: Vec<Arc<Endpoint>> = config.endpoints.into_iter().map(Arc::new).collect();
+        let table_len = endpoints.len() * std::mem::size_of::<abi::Endpoint>();
+        let descriptor: Arc<dyn SharedMemory> = Arc::from(
+            provider
+                .alloc_shared(ENDPOINTS_OFFSET + table_len)
+                .map_err(|e| fail(e.into()))?,
+        );
+        let slot_bytes = u64::from(slots) * u64::from(slot_size);
+        let staging_len = slot_bytes + config.user_staging as u64;
+        let staging: Arc<dyn SharedMemory> = Arc::from(
+            provider
+                .alloc_shared(staging_len as usize)
+                .map_err(|e| fail(e.into()))?,
+        );
+        for (i, ep) in endpoints.iter().enumerate() {
+            descriptor
+                .write_bytes(ENDPOINTS_OFFSET + i * 16, pod_bytes(&ep.to_abi()))
+                .map_err(|e| fail(e.into()))?;
+        }
+        let d = descriptor.region();
+        let s = staging.region();
+        let mut desc = abi::Channel {
+            magic: abi::MAGIC,
+            version: abi::ABI_VERSION,
+            transport: kind as u32,
+            flags: 0,
+            timeout_ns: config.call_timeout.as_nanos().min(u64::MAX as u128) as u64,
+            staging: s.device_addr,
+            staging_host: s.host_ptr.as_ptr() as u64,
+            staging_len,
+            slot_size,
+            slots,
+            endpoints: d.device_addr + ENDPOINTS_OFFSET as u64,
+            endpoint_count: endpoints.len() as u32,
+            stdout_endpoint: config.stdout_endpoint.map_or(-1, |i| i as i32),
+            scratch: 0,
+            scratch_len: 0,
+            closing: 0,
+            _pad0: 0,
+            direct: Default::default(),
+            forward: Default::default(),
+            mailbox: Default::default(),
+            stats: Default::default(),
+        };
+        let mut ctx = OpenContext {
+            provider: &provider,
+            endpoints: &endpoints,
+            staging: s,
+            descriptor: descriptor.clone(),
+            slots,
+            slot_size,
+            desc: &mut desc,
+            memory: memory.clone(),
+        };
+        let transport = builder.build(&mut ctx).map_err(fail)?;
+        descriptor
+            .write_bytes(0, pod_bytes(&desc))
+            .map_err(|e| fail(e.into()))?;
+        std::sync::atomic::fence(Ordering::SeqCst);
+        memory_keep(&memory, &descriptor, &staging);
+        tracing::info!(
+            slots,
+            slot_size,
+            staging_len,
+            endpoints = endpoints.len(),
+            "channel open"
+        );
+        Ok(Channel {
+            memory,
+            descriptor,
+            staging,
+            endpoints,
+            transport: Some(transport),
+            kind,
+            provider: provider.name(),
+            user_staging: (slot_bytes, config.user_staging as u64),
+            close_timeout: config.close_timeout,
+        })
+    }
+
+    /// The descriptor's device address: what a kernel is given.
+    pub fn device_ptr(&self) -> u64 {
+        self.descriptor.region().device_addr
+    }
+
+    pub fn transport(&self) -> TransportKind {
+        self.kind
+    }
+
+    /// Name of the memory provider under this channel.
+    pub fn provider(&self) -> &'static str {
+        self.provider
+    }
+
+    /// The staging area.
+    pub fn staging(&self) -> SharedRegion {
+        self.staging.region()
+    }
+
+    /// Offset and length of the staging bytes the kernel manages itself.
+    pub fn user_staging(&self) -> (u64, u64) {
+        self.user_staging
+    }
+
+    pub fn endpoints(&self) -> &[Arc<Endpoint>] {
+        &self.endpoints
+    }
+
+    /// A handle that keeps every allocation of this channel alive: launches hold
+    /// one so a kernel outliving `close()` never touches freed memory.
+    pub fn keepalive(&self) -> KeepAlive {
+        KeepAlive(self.memory.clone())
+    }
+
+    pub fn counters(&self) -> Counters {
+        self.transport
+            .as_ref()
+            .map(|t| t.counters())
+            .unwrap_or_default()
+    }
+
+    /// Closes with the configured bound.
+    pub fn close(mut self) -> CloseReport {
+        self.close_within(self.close_timeout)
+    }
+
+    /// Stops new device calls, drains what was accepted for at most `bound`, stops
+    /// the host threads and reports.
+    pub fn close_within(&mut self, bound: Duration) -> CloseReport {
+        let span = tracing::info_span!("channel.close", transport = %self.kind);
+        let _enter = span.enter();
+        let start = Instant::now();
+        let Some(mut transport) = self.transport.take() else {
+            return CloseReport {
+                transport: self.kind,
+                counters: Counters::default(),
+                timed_out: 0,
+                problems: vec!["already closed".into()],
+                elapsed: Duration::ZERO,
+            };
+        };
+        match self
+            .descriptor
+            .atomic_u32(std::mem::offset_of!(abi::Channel, closing))
+        {
+            Ok(closing) => closing.store(1, Ordering::Release),
+            Err(e) => tracing::error!(error = %e, "cannot flag the descriptor as closing"),
+        }
+        let report = transport.close(start + bound);
+        let out = CloseReport {
+            transport: self.kind,
+            counters: report.counters,
+            timed_out: report.timed_out,
+            problems: report.problems,
+            elapsed: start.elapsed(),
+        };
+        if out.is_clean() {
+            tracing::info!(%out, "channel closed");
+        } else {
+            tracing::error!(%out, "channel closed with work unfinished");
+        }
+        out
+    }
+}
+
+fn memory_keep(
+    memory: &Arc<ChannelMemory>,
+    descriptor: &Arc<dyn SharedMemory>,
+    staging: &Arc<dyn SharedMemory>,
+) {
+    memory.keep_shared_pub(descriptor.clone());
+    memory.keep_shared_pub(staging.clone());
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        if self.transport.is_some() {
+            let bound = self.close_timeout;
+            let _ = self.close_within(bound);
+        }
+    }
+}
+
+/// Keeps a channel's memory alive (see [`Channel::keepalive`]).
+#[derive(Clone, Debug)]
+pub struct KeepAlive(#[allow(dead_code)] Arc<ChannelMemory>);

@@ -1,0 +1,297 @@
+//! Shared memory: bytes both the host and a device can address.
+//!
+//! A [`MemoryProvider`] hands out two kinds of memory:
+//! * **shared** — host-visible and device-mapped, for everything one side publishes
+//!   and the other observes (rings, staging, the descriptor). The host polls it, so
+//!   it must be cached host memory, never write-combined.
+//! * **device-local** — state only the device's own atomics touch (reservation
+//!   counters, locks, per-slot state). On a GPU it lives in device memory, where
+//!   atomics are fast; on the CPU device it is ordinary memory.
+//!
+//! Every transport is written against this trait, so one transport serves every
+//! device: plain host memory (the CPU device), CUDA mapped pinned memory, HSA
+//! fine-grained memory.
+
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// Why memory could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("{call} failed: {source}")]
+    Os {
+        call: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{provider}: {call} failed: {message}")]
+    Driver {
+        provider: &'static str,
+        call: &'static str,
+        message: String,
+    },
+    #[error("access at {offset}+{len} is outside a region of {region_len} bytes")]
+    OutOfRange {
+        offset: usize,
+        len: usize,
+        region_len: usize,
+    },
+}
+
+/// A span of shared memory, as both sides name it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SharedRegion {
+    /// Where the host reads and writes it.
+    pub host_ptr: NonNull<u8>,
+    /// Where the device reads and writes it (equal to `host_ptr` on the CPU device
+    /// and on CUDA with unified addressing).
+    pub device_addr: u64,
+    pub len: usize,
+}
+
+impl fmt::Debug for SharedRegion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "SharedRegion {{ host: {:p}, device: {:#x}, len: {} }}",
+            self.host_ptr, self.device_addr, self.len
+        )
+    }
+}
+
+// SAFETY: a SharedRegion is only an address range; every access through it goes through
+// atomics or through the accessors below, whose callers own the synchronisation.
+unsafe impl Send for SharedRegion {}
+// SAFETY: as above.
+unsafe impl Sync for SharedRegion {}
+
+/// One allocation of shared memory; dropping it frees the memory.
+pub trait SharedMemory: Send + Sync + fmt::Debug {
+    fn region(&self) -> SharedRegion;
+}
+
+/// One allocation of device-local memory; dropping it frees the memory.
+pub trait LocalMemory: Send + Sync + fmt::Debug {
+    fn device_addr(&self) -> u64;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copies `bytes` to `offset` (the host cannot dereference device memory).
+    fn write(&self, offset: usize, bytes: &[u8]) -> Result<(), MemoryError>;
+    /// Copies `buf.len()` bytes from `offset`.
+    fn read(&self, offset: usize, buf: &mut [u8]) -> Result<(), MemoryError>;
+}
+
+/// Where a device's shared and device-local memory comes from.
+pub trait MemoryProvider: Send + Sync + fmt::Debug {
+    /// Short name for logs and reports ("host", "cuda-mapped", "hsa-fine-grained").
+    fn name(&self) -> &'static str;
+    /// Zeroed, page-aligned shared memory of at least `len` bytes.
+    fn alloc_shared(&self, len: usize) -> Result<Box<dyn SharedMemory>, MemoryError>;
+    /// Zeroed device-local memory of at least `len` bytes.
+    fn alloc_local(&self, len: usize) -> Result<Box<dyn LocalMemory>, MemoryError>;
+}
+
+impl dyn SharedMemory {
+    fn check(&self, offset: usize, len: usize, align: usize) -> Result<(), MemoryError> {
+        let region_len = self.region().len;
+        let fits = offset.checked_add(len).is_some_and(|end| end <= region_len);
+        if !fits || !offset.is_multiple_of(align) {
+            return Err(MemoryError::OutOfRange {
+                offset,
+                len,
+                region_len,
+            });
+        }
+        Ok(())
+    }
+
+    /// The `u32` at `offset` as an atomic both sides may touch.
+    pub fn atomic_u32(&self, offset: usize) -> Result<&AtomicU32, MemoryError> {
+        self.check(offset, 4, 4)?;
+        // SAFETY: in range and aligned (checked above); the memory lives as long as
+        // `self`, and AtomicU32 has the layout of u32. Concurrent device access is
+        // what the atomic is for.
+        Ok(unsafe { &*(self.region().host_ptr.as_ptr().add(offset) as *const AtomicU32) })
+    }
+
+    /// The `u64` at `offset` as an atomic both sides may touch.
+    pub fn atomic_u64(&self, offset: usize) -> Result<&AtomicU64, MemoryError> {
+        self.check(offset, 8, 8)?;
+        // SAFETY: as in `atomic_u32`.
+        Ok(unsafe { &*(self.region().host_ptr.as_ptr().add(offset) as *const AtomicU64) })
+    }
+
+    /// Copies `bytes` into the region at `offset`. The caller makes sure the device
+    /// is not using those bytes (e.g. before the descriptor is handed out).
+    pub fn write_bytes(&self, offset: usize, bytes: &[u8]) -> Result<(), MemoryError> {
+        self.check(offset, bytes.len(), 1)?;
+        // SAFETY: in range (checked above); the destination is shared memory that no
+        // Rust reference aliases; racing device writes are excluded by the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.region().host_ptr.as_ptr().add(offset),
+                bytes.len(),
+            )
+        };
+        Ok(())
+    }
+
+    /// Copies `buf.len()` bytes out of the region at `offset`. Concurrent device
+    /// writes to those bytes make the copy's content unspecified, never unsound
+    /// (plain bytes, no invariants).
+    pub fn read_bytes(&self, offset: usize, buf: &mut [u8]) -> Result<(), MemoryError> {
+        self.check(offset, buf.len(), 1)?;
+        // SAFETY: in range (checked above); `buf` is a distinct Rust allocation.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.region().host_ptr.as_ptr().add(offset),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
+        Ok(())
+    }
+}
+
+/// Views a plain-old-data value as bytes (for writing ABI structs into memory).
+pub fn pod_bytes<T: Copy>(value: &T) -> &[u8] {
+    // SAFETY: T is Copy plain data from `abi` (repr(C), no padding invariants read
+    // back as anything but bytes); the slice covers exactly the value.
+    unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) }
+}
+
+/// An anonymous, populated, page-aligned private mapping. The building block of the
+/// host provider and of the CUDA provider (which registers it with the driver).
+#[derive(Debug)]
+pub struct AnonMapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; access is synchronised
+// by the protocols built on it.
+unsafe impl Send for AnonMapping {}
+// SAFETY: as above.
+unsafe impl Sync for AnonMapping {}
+
+impl AnonMapping {
+    /// Maps `len` bytes (rounded up to whole pages), zeroed and populated.
+    pub fn new(len: usize) -> Result<Self, MemoryError> {
+        let page = rustix::param::page_size();
+        let len = len.max(1).div_ceil(page) * page;
+        // SAFETY: a fresh anonymous mapping at an address the kernel picks; it aliases
+        // nothing.
+        let ptr = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::PRIVATE | rustix::mm::MapFlags::POPULATE,
+            )
+        }
+        .map_err(|e| MemoryError::Os {
+            call: "mmap",
+            source: e.into(),
+        })?;
+        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or(MemoryError::Os {
+            call: "mmap",
+            source: std::io::Error::other("returned null"),
+        })?;
+        Ok(Self { ptr, len })
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for AnonMapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping `new` created; nothing borrows it past
+        // the owner's lifetime.
+        if let Err(e) = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) } {
+            tracing::error!(error = %e, "munmap failed");
+        }
+    }
+}
+
+/// Plain host memory: the CPU device's provider. Device addresses equal host ones.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostMemory;
+
+impl SharedMemory for AnonMapping {
+    fn region(&self) -> SharedRegion {
+        SharedRegion {
+            host_ptr: self.ptr,
+            device_addr: self.ptr.as_ptr() as u64,
+            len: self.len,
+        }
+    }
+}
+
+impl LocalMemory for AnonMapping {
+    fn device_addr(&self) -> u64 {
+        self.ptr.as_ptr() as u64
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn write(&self, offset: usize, bytes: &[u8]) -> Result<(), MemoryError> {
+        (self as &dyn SharedMemory).write_bytes(offset, bytes)
+    }
+    fn read(&self, offset: usize, buf: &mut [u8]) -> Result<(), MemoryError> {
+        (self as &dyn SharedMemory).read_bytes(offset, buf)
+    }
+}
+
+impl MemoryProvider for HostMemory {
+    fn name(&self) -> &'static str {
+        "host"
+    }
+    fn alloc_shared(&self, len: usize) -> Result<Box<dyn SharedMemory>, MemoryError> {
+        Ok(Box::new(AnonMapping::new(len)?))
+    }
+    fn alloc_local(&self, len: usize) -> Result<Box<dyn LocalMemory>, MemoryError> {
+        Ok(Box::new(AnonMapping::new(len)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_memory_is_zeroed_page_aligned_and_addressed_alike() {
+        let m = HostMemory.alloc_shared(100).unwrap();
+        let r = m.region();
+        assert_eq!(r.host_ptr.as_ptr() as u64, r.device_addr);
+        assert_eq!(r.device_addr % rustix::param::page_size() as u64, 0);
+        assert!(r.len >= 100);
+        let mut buf = vec![1u8; r.len];
+        m.read_bytes(0, &mut buf).unwrap();
+        assert!(buf.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn out_of_range_access_is_refused() {
+        let m = HostMemory.alloc_shared(4096).unwrap();
+        assert!(matches!(
+            m.atomic_u32(4096),
+            Err(MemoryError::OutOfRange { .. })
+        ));
+        assert!(m.atomic_u64(3).is_err(), "misaligned");
+        assert!(m.write_bytes(4090, &[0; 8]).is_err());
+    }
+}

@@ -1,0 +1,174 @@
+//! The transport role: how requests travel between a kernel and the host.
+//!
+//! A transport is built inside [`OpenContext`] (which owns every allocation, so the
+//! memory outlives any kernel still holding the descriptor), fills in its part of
+//! the descriptor, runs whatever host threads it needs, and on [`Transport::close`]
+//! drains what is in flight within a deadline and reports counts.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::abi::{self, TransportKind};
+use crate::endpoint::Endpoint;
+use crate::memory::{LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion};
+
+/// Counts a transport keeps. At a clean close `submitted == completed + failed`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Requests accepted (validated and handed on, or published to the kernel).
+    pub submitted: u64,
+    /// Requests that finished with a result `>= 0`.
+    pub completed: u64,
+    /// Requests that finished with `-errno`, refused ones included.
+    pub failed: u64,
+}
+
+impl Counters {
+    /// Requests accepted but not finished.
+    pub fn unfinished(&self) -> u64 {
+        self.submitted.saturating_sub(self.completed + self.failed)
+    }
+}
+
+/// What a transport says when it closes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransportReport {
+    pub counters: Counters,
+    /// Device calls that gave up waiting (`-ETIMEDOUT`), where the transport knows.
+    pub timed_out: u64,
+    /// What could not be finished or cleaned up, in words.
+    pub problems: Vec<String>,
+}
+
+/// Why a transport (or channel) could not be set up or used.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error("{call} failed: {source}")]
+    Os {
+        call: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("invalid channel configuration: {0}")]
+    Config(String),
+}
+
+impl TransportError {
+    /// An OS call failure from an errno-style error.
+    pub fn os(call: &'static str, source: impl Into<std::io::Error>) -> Self {
+        Self::Os {
+            call,
+            source: source.into(),
+        }
+    }
+}
+
+/// Every allocation of one channel. Kernels launched on the channel hold an `Arc`
+/// to it, so nothing is freed while a kernel may still touch it.
+#[derive(Debug, Default)]
+pub struct ChannelMemory {
+    shared: Mutex<Vec<Arc<dyn SharedMemory>>>,
+    local: Mutex<Vec<Arc<dyn LocalMemory>>>,
+}
+
+impl ChannelMemory {
+    pub(crate) fn keep_shared_pub(&self, m: Arc<dyn SharedMemory>) {
+        self.keep_shared(m)
+    }
+    fn keep_shared(&self, m: Arc<dyn SharedMemory>) {
+        self.shared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(m);
+    }
+    fn keep_local(&self, m: Arc<dyn LocalMemory>) {
+        self.local.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+    }
+}
+
+/// What a transport is built from.
+pub struct OpenContext<'a> {
+    pub provider: &'a Arc<dyn MemoryProvider>,
+    pub endpoints: &'a [Arc<Endpoint>],
+    /// The staging area (shared).
+    pub staging: SharedRegion,
+    /// The descriptor's own shared memory (the direct transport reads `stats`).
+    pub descriptor: Arc<dyn SharedMemory>,
+    /// Request slots (power of two) and staging bytes per slot.
+    pub slots: u32,
+    pub slot_size: u32,
+    /// The descriptor being built; the transport fills its own fields.
+    pub desc: &'a mut abi::Channel,
+    pub(crate) memory: Arc<ChannelMemory>,
+}
+
+impl OpenContext<'_> {
+    /// Zeroed shared memory kept alive as long as the channel and its kernels.
+    pub fn alloc_shared(&self, len: usize) -> Result<Arc<dyn SharedMemory>, TransportError> {
+        let m: Arc<dyn SharedMemory> = Arc::from(self.provider.alloc_shared(len)?);
+        self.memory.keep_shared(m.clone());
+        Ok(m)
+    }
+
+    /// Zeroed device-local memory kept alive as long as the channel and its kernels.
+    pub fn alloc_local(&self, len: usize) -> Result<Arc<dyn LocalMemory>, TransportError> {
+        let m: Arc<dyn LocalMemory> = Arc::from(self.provider.alloc_local(len)?);
+        self.memory.keep_local(m.clone());
+        Ok(m)
+    }
+}
+
+/// Builds one kind of transport. Implemented once per transport; the facade holds
+/// one builder per (backend, transport) pair.
+pub trait TransportBuilder: Send + Sync {
+    fn kind(&self) -> TransportKind;
+    fn build(&self, ctx: &mut OpenContext<'_>) -> Result<Box<dyn Transport>, TransportError>;
+}
+
+/// A transport at work.
+pub trait Transport: Send {
+    fn kind(&self) -> TransportKind;
+    /// Counts so far.
+    fn counters(&self) -> Counters;
+    /// Drain everything accepted, stop host threads, release the OS resources the
+    /// transport holds (memory stays with the channel). Returns by `deadline`
+    /// whatever happens, saying what it could not finish.
+    fn close(&mut self, deadline: Instant) -> TransportReport;
+}
+
+/// Sleeps that grow from a spin to `max`: host threads poll shared memory with this
+/// so an idle channel costs almost no CPU and a busy one answers at once.
+#[derive(Debug)]
+pub struct Backoff {
+    idle_rounds: u32,
+    max: Duration,
+}
+
+impl Backoff {
+    pub fn new(max: Duration) -> Self {
+        Self {
+            idle_rounds: 0,
+            max,
+        }
+    }
+    /// Work was found: poll hot again.
+    pub fn reset(&mut self) {
+        self.idle_rounds = 0;
+    }
+    /// Nothing to do: spin, then yield, then sleep longer each time up to `max`.
+    pub fn idle(&mut self) {
+        self.idle_rounds = self.idle_rounds.saturating_add(1);
+        match self.idle_rounds {
+            0..=64 => std::hint::spin_loop(),
+            65..=128 => std::thread::yield_now(),
+            n => {
+                let us = 1u64 << (n - 128).min(20);
+                std::thread::sleep(Duration::from_micros(us).min(self.max));
+            }
+        }
+    }
+}

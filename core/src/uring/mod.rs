@@ -1,0 +1,1 @@
+//! io_uring set-up (see the direct transport).

@@ -1,0 +1,46 @@
+// Reports every size and offset of gpuio/abi.h, in the order core/src/abi.rs's
+// layout() lists them, so the abi_layout test can compare the two entry by entry.
+#include <cstddef>
+#include "gpuio.h"
+
+#define S(t) sizeof(t)
+#define O(t, f) offsetof(t, f)
+static const unsigned long long layout[] = {
+    S(gpuio_channel), O(gpuio_channel, magic), O(gpuio_channel, version), O(gpuio_channel, transport),
+    O(gpuio_channel, flags), O(gpuio_channel, timeout_ns), O(gpuio_channel, staging), O(gpuio_channel, staging_host),
+    O(gpuio_channel, staging_len), O(gpuio_channel, slot_size), O(gpuio_channel, slots), O(gpuio_channel, endpoints),
+    O(gpuio_channel, endpoint_count), O(gpuio_channel, stdout_endpoint), O(gpuio_channel, scratch),
+    O(gpuio_channel, scratch_len), O(gpuio_channel, closing), O(gpuio_channel, direct), O(gpuio_channel, forward),
+    O(gpuio_channel, mailbox), O(gpuio_channel, stats),
+    S(gpuio_direct_ring), O(gpuio_direct_ring, sq_head), O(gpuio_direct_ring, sq_tail), O(gpuio_direct_ring, sq_flags),
+    O(gpuio_direct_ring, sq_array), O(gpuio_direct_ring, sqes), O(gpuio_direct_ring, cq_head),
+    O(gpuio_direct_ring, cq_tail), O(gpuio_direct_ring, cqes), O(gpuio_direct_ring, sq_mask),
+    O(gpuio_direct_ring, cq_mask), O(gpuio_direct_ring, sq_entries), O(gpuio_direct_ring, cq_entries),
+    O(gpuio_direct_ring, state), O(gpuio_direct_ring, slot_state), O(gpuio_direct_ring, fixed_buffer_host),
+    S(gpuio_direct_state), O(gpuio_direct_state, reserve), O(gpuio_direct_state, published),
+    O(gpuio_direct_state, publish_lock), O(gpuio_direct_state, reap_lock),
+    S(gpuio_direct_slot), O(gpuio_direct_slot, seq), O(gpuio_direct_slot, ready), O(gpuio_direct_slot, res),
+    O(gpuio_direct_slot, state),
+    S(gpuio_forward_queue), O(gpuio_forward_queue, entries), O(gpuio_forward_queue, state),
+    O(gpuio_forward_queue, slot_state),
+    S(gpuio_forward_state), O(gpuio_forward_state, reserve),
+    S(gpuio_request), O(gpuio_request, op), O(gpuio_request, endpoint), O(gpuio_request, len),
+    O(gpuio_request, flags), O(gpuio_request, staging_off), O(gpuio_request, offset),
+    S(gpuio_forward_entry), O(gpuio_forward_entry, stamp), O(gpuio_forward_entry, req), O(gpuio_forward_entry, result),
+    S(gpuio_mailbox), O(gpuio_mailbox, ports), O(gpuio_mailbox, locks), O(gpuio_mailbox, port_count),
+    S(gpuio_mailbox_port), O(gpuio_mailbox_port, device_out), O(gpuio_mailbox_port, host_out),
+    O(gpuio_mailbox_port, req), O(gpuio_mailbox_port, result),
+    S(gpuio_endpoint), O(gpuio_endpoint, kind), O(gpuio_endpoint, access),
+    S(gpuio_stats), O(gpuio_stats, submitted), O(gpuio_stats, completed), O(gpuio_stats, failed),
+    O(gpuio_stats, timed_out),
+    GPUIO_MAGIC, GPUIO_ABI_VERSION, GPUIO_TRANSPORT_DIRECT, GPUIO_TRANSPORT_FORWARD, GPUIO_TRANSPORT_MAILBOX,
+    GPUIO_OP_NOP, GPUIO_OP_PWRITE, GPUIO_OP_PREAD, GPUIO_OP_WRITE, GPUIO_OP_READ,
+    GPUIO_EP_FILE, GPUIO_EP_SOCKET, GPUIO_EP_PIPE, GPUIO_EP_HOST_QUEUE, GPUIO_ACCESS_READ, GPUIO_ACCESS_WRITE,
+    GPUIO_SLOT_FREE, GPUIO_SLOT_IN_FLIGHT, GPUIO_SLOT_DONE, GPUIO_SLOT_ABANDONED,
+    GPUIO_STAMP_FREE, GPUIO_STAMP_READY, GPUIO_STAMP_DONE,
+};
+
+extern "C" const unsigned long long *gpuio_abi_layout(unsigned long long *count) {
+  *count = sizeof(layout) / sizeof(layout[0]);
+  return layout;
+}

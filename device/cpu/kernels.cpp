@@ -1,0 +1,2 @@
+// The conformance kernels, compiled as host C++ for the CPU device.
+#include "conformance.h"

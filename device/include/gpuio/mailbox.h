@@ -1,0 +1,18 @@
+/* gpuio/mailbox.h — device side of the mailbox transport (placeholder: every call fails with -ENOSYS). */
+#ifndef GPUIO_MAILBOX_H
+#define GPUIO_MAILBOX_H
+
+GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
+  (void)ch; (void)s; (void)deadline;
+  return -GPUIO_ENOSYS;
+}
+GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
+  (void)ch; (void)s; (void)r;
+}
+GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
+  (void)ch; (void)s; (void)deadline; *result = -GPUIO_ENOSYS;
+  return 0;
+}
+GPUIO_FN void gpuio_mailbox_release(const gpuio_channel *ch, gpuio_slot *s) { (void)ch; (void)s; }
+
+#endif

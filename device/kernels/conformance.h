@@ -1,0 +1,158 @@
+/* Conformance kernels: the same cases on every backend and transport.
+ *
+ * Written once against gpuio.h; the CPU device compiles them as host C++ at build
+ * time (device/cpu/kernels.cpp), GPU backends compile them at run time. Every
+ * kernel takes (channel, params): params is an array of u64 the host fills and
+ * reads back; outputs are counted with device atomics.
+ *
+ * The pattern and the sizes below are the specification the host checks against
+ * (gpuio_device::kernels mirrors them in Rust).
+ */
+#ifndef GPUIO_CONFORMANCE_H
+#define GPUIO_CONFORMANCE_H
+
+#include "gpuio.h"
+
+/* Each thread owns [thread * GPUIO_CONF_REGION, +GPUIO_CONF_REGION) of the file. */
+#define GPUIO_CONF_REGION (8ull << 20)
+
+/* The byte expected at file offset `off`. */
+GPUIO_FN gpuio_u8 gpuio_conf_byte(gpuio_u64 off) { return (gpuio_u8)((off * 131u) ^ ((off >> 11) * 7u) ^ 0x5a); }
+
+/* Size of write `i` of `thread`: 1 B first, every 125th a large one (1 MiB down to
+ * 8 KiB, rotating), the rest 1 B .. 2 KiB. */
+GPUIO_FN gpuio_u32 gpuio_conf_size(gpuio_u64 thread, gpuio_u64 i) {
+  if (i == 0) return 1;
+  if (i % 125 == 124) return (1u << 20) >> ((i / 125 + thread) % 8);
+  gpuio_u64 h = (thread * 1000003ull + i) * 0x9E3779B97F4A7C15ull;
+  return 1 + (gpuio_u32)((h >> 40) % 2048);
+}
+
+/* Records a failure: count it, keep the first errno. */
+GPUIO_FN void gpuio_conf_fail(gpuio_u64 *count, gpuio_u64 *first, gpuio_i64 res) {
+  if (gpuio_fetch_add_64(count, 1) == 0) gpuio_st_relaxed_64(first, (gpuio_u64)res);
+}
+
+/* params: [0] endpoint, [1] source bytes (device pointer; byte o is the file's byte o),
+ *         [2] writes per thread; out: [3] failures, [4] first failure, [5] bytes written */
+GPUIO_KERNEL(gpuio_k_pwrite_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
+  gpuio_u64 t = gpuio_global_thread_id();
+  const char *src = (const char *)p[1];
+  gpuio_u64 off = t * GPUIO_CONF_REGION, bytes = 0;
+  for (gpuio_u64 i = 0; i < p[2]; i++) {
+    gpuio_u32 n = gpuio_conf_size(t, i);
+    gpuio_i64 r = gpuio_pwrite(ch, (gpuio_u32)p[0], src + off, n, (gpuio_i64)off);
+    if (r != (gpuio_i64)n) gpuio_conf_fail(&p[3], &p[4], r);
+    else bytes += n;
+    off += n;
+  }
+  gpuio_fetch_add_64(&p[5], bytes);
+}
+
+/* params: [0] endpoint, [1] destination (device pointer, laid out like the file),
+ *         [2] reads per thread; out: [3] failures, [4] first failure, [5] bytes read */
+GPUIO_KERNEL(gpuio_k_pread_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
+  gpuio_u64 t = gpuio_global_thread_id();
+  char *dst = (char *)p[1];
+  gpuio_u64 off = t * GPUIO_CONF_REGION, bytes = 0;
+  for (gpuio_u64 i = 0; i < p[2]; i++) {
+    gpuio_u32 n = gpuio_conf_size(t, i);
+    gpuio_i64 r = gpuio_pread(ch, (gpuio_u32)p[0], dst + off, n, (gpuio_i64)off);
+    if (r != (gpuio_i64)n) gpuio_conf_fail(&p[3], &p[4], r);
+    else bytes += n;
+    off += n;
+  }
+  gpuio_fetch_add_64(&p[5], bytes);
+}
+
+/* params: [0] lines per thread; out: [1] failures, [2] first failure.
+ * Line i of thread t: "t=<t> i=<i> <the same conversions the host checks>\n". */
+GPUIO_KERNEL(gpuio_k_printf_lines)(const gpuio_channel *ch, gpuio_u64 *p) {
+  int t = (int)gpuio_global_thread_id();
+  for (int i = 0; i < (int)p[0]; i++) {
+    gpuio_i64 r = gpuio_printf(ch, "t=%d i=%d x=%#x s=%-6s f=%.3f e=%e %c%%\n", t, i, t * 1000 + i, "ok", i * 0.25,
+                               (double)t * 1e10, 'A' + (i % 26));
+    if (r <= 0) gpuio_conf_fail(&p[1], &p[2], r);
+  }
+}
+
+/* Bad input, one case per result, then proof the channel still works.
+ * params: [0] writable file endpoint, [1] read-only endpoint, [2] the file's raw fd
+ *         (direct only), out: [3..] one result per case (see gpuio_device::kernels). */
+GPUIO_KERNEL(gpuio_k_bad_input)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  gpuio_u32 ep = (gpuio_u32)p[0], ro = (gpuio_u32)p[1];
+  gpuio_i64 *out = (gpuio_i64 *)&p[3];
+  char x[64];
+  for (int i = 0; i < 64; i++) x[i] = 'B';
+  gpuio_u64 far = ch->staging_len - 8;
+  /* Through the checked calls: the header refuses these before any submission. */
+  out[0] = gpuio_pwrite(ch, ch->endpoint_count, x, 64, 0);     /* unregistered endpoint: -EBADF */
+  out[1] = gpuio_pwrite_staged(ch, ep, far, 64, 0);            /* staging range outside: -EFAULT */
+  out[2] = gpuio_pwrite(ch, ep, x, 0, 0);                      /* length 0: -EINVAL */
+  out[3] = gpuio_pwrite_staged(ch, ep, 0, ch->staging_len + 1, 0); /* longer than staging: -EINVAL */
+  out[4] = gpuio_pwrite(ch, ro, x, 64, 0);                     /* read-only endpoint: -EBADF */
+  /* Bypassing the header's checks: the host (forward, mailbox) or the ring's
+   * registration and restrictions (direct) must refuse them. */
+  gpuio_request r0 = {GPUIO_OP_PWRITE, ch->endpoint_count + 5, 64, 0, 0, 0};
+  out[5] = gpuio_request_raw(ch, &r0);                         /* unregistered: -EBADF */
+  gpuio_request r1 = {GPUIO_OP_PWRITE, ep, 64, 0, ch->staging_len + 4096, 0};
+  out[6] = gpuio_request_raw(ch, &r1);                         /* outside staging: -EFAULT */
+  gpuio_request r2 = {GPUIO_OP_PWRITE, ep, (gpuio_u32)(ch->staging_len + 1), 0, 0, 0};
+  out[7] = gpuio_request_raw(ch, &r2);                         /* longer than staging: -EINVAL / -EFAULT */
+  /* Direct ring only: raw SQEs the restrictions must refuse. */
+  out[8] = 1;
+  out[9] = 1;
+#ifdef GPUIO_DIRECT_RAW_SQE
+  if (ch->transport == GPUIO_TRANSPORT_DIRECT) {
+    gpuio_sqe plain = {};
+    plain.opcode = GPUIO_IORING_OP_WRITE; /* a raw fd, no IOSQE_FIXED_FILE */
+    plain.fd = (gpuio_i32)p[2];
+    plain.addr = ch->staging_host;
+    plain.len = 64;
+    out[8] = gpuio_direct_raw_sqe(ch, &plain);
+    gpuio_sqe openat = {};
+    openat.opcode = 18; /* IORING_OP_OPENAT: not an opcode gpuio allows */
+    openat.flags = GPUIO_IOSQE_FIXED_FILE;
+    openat.fd = 0;
+    out[9] = gpuio_direct_raw_sqe(ch, &openat);
+  }
+#endif
+  /* Still usable: 5 bytes at offset 4096. */
+  out[10] = gpuio_pwrite(ch, ep, "alive", 5, 4096);
+}
+
+/* Writes until the channel closes. params: [0] endpoint, [1] source bytes, [2] max
+ * writes per thread, [3] write size; out: [4] ok, [5] -ESHUTDOWN seen, [6] other
+ * failures, [7] first other failure, [8] timeouts. Write i of thread t goes to
+ * t * GPUIO_CONF_REGION + (i * size) % GPUIO_CONF_REGION. */
+GPUIO_KERNEL(gpuio_k_until_closed)(const gpuio_channel *ch, gpuio_u64 *p) {
+  gpuio_u64 t = gpuio_global_thread_id();
+  const char *src = (const char *)p[1];
+  gpuio_u64 n = p[3];
+  for (gpuio_u64 i = 0; i < p[2]; i++) {
+    gpuio_u64 off = t * GPUIO_CONF_REGION + (i * n) % GPUIO_CONF_REGION;
+    gpuio_i64 r = gpuio_pwrite(ch, (gpuio_u32)p[0], src + off, n, (gpuio_i64)off);
+    if (r == (gpuio_i64)n) {
+      gpuio_fetch_add_64(&p[4], 1);
+    } else if (r == -GPUIO_ESHUTDOWN) {
+      gpuio_fetch_add_64(&p[5], 1);
+      return;
+    } else if (r == -GPUIO_ETIMEDOUT) {
+      gpuio_fetch_add_64(&p[8], 1);
+      return;
+    } else {
+      gpuio_conf_fail(&p[6], &p[7], r);
+    }
+  }
+}
+
+/* params: [0] NOPs per thread; out: [1] failures, [2] first failure. */
+GPUIO_KERNEL(gpuio_k_nop)(const gpuio_channel *ch, gpuio_u64 *p) {
+  for (gpuio_u64 i = 0; i < p[0]; i++) {
+    gpuio_i64 r = gpuio_nop(ch);
+    if (r != 0) gpuio_conf_fail(&p[1], &p[2], r);
+  }
+}
+
+#endif /* GPUIO_CONFORMANCE_H */

@@ -1,0 +1,42 @@
+//! The device header, embedded, so run-time compilers can be handed it by name.
+
+/// `(include name, source)` for `gpuio.h` and every part it includes.
+pub const HEADERS: &[(&str, &str)] = &[
+    ("gpuio.h", include_str!("../include/gpuio.h")),
+    ("gpuio/abi.h", include_str!("../include/gpuio/abi.h")),
+    ("gpuio/arch.h", include_str!("../include/gpuio/arch.h")),
+    ("gpuio/printf.h", include_str!("../include/gpuio/printf.h")),
+    ("gpuio/api.h", include_str!("../include/gpuio/api.h")),
+    ("gpuio/direct.h", include_str!("../include/gpuio/direct.h")),
+    (
+        "gpuio/forward.h",
+        include_str!("../include/gpuio/forward.h"),
+    ),
+    (
+        "gpuio/mailbox.h",
+        include_str!("../include/gpuio/mailbox.h"),
+    ),
+];
+
+/// The conformance and benchmark kernels' source (includes `gpuio.h`), shared by
+/// the CPU device (compiled at build time) and run-time GPU compilers.
+pub const KERNELS_SOURCE: &str = include_str!("../kernels/conformance.h");
+
+/// A stable hash of everything a kernel compile depends on (cache key part).
+pub fn source_hash(extra: &str) -> u64 {
+    // FNV-1a: stable across runs and Rust versions, unlike std's hasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for (name, src) in HEADERS {
+        feed(name.as_bytes());
+        feed(src.as_bytes());
+    }
+    feed(KERNELS_SOURCE.as_bytes());
+    feed(extra.as_bytes());
+    h
+}

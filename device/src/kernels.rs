@@ -1,0 +1,98 @@
+//! The conformance kernels (`kernels/conformance.h`): their CPU entry points, and
+//! the Rust mirror of the pattern and sizes they write, which the host checks.
+
+use crate::cpu::{CpuKernel, KernelFn};
+
+/// Each thread owns this many bytes of the test file.
+pub const REGION: u64 = 8 << 20;
+
+/// The byte expected at file offset `off` (mirror of `gpuio_conf_byte`).
+pub fn pattern_byte(off: u64) -> u8 {
+    ((off.wrapping_mul(131)) ^ ((off >> 11).wrapping_mul(7)) ^ 0x5a) as u8
+}
+
+/// Size of write `i` of `thread` (mirror of `gpuio_conf_size`).
+pub fn write_size(thread: u64, i: u64) -> u32 {
+    if i == 0 {
+        return 1;
+    }
+    if i % 125 == 124 {
+        return (1u32 << 20) >> ((i / 125 + thread) % 8);
+    }
+    let h = (thread.wrapping_mul(1_000_003).wrapping_add(i)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    1 + ((h >> 40) % 2048) as u32
+}
+
+/// The `(offset, len)` of every write of `thread`, in order.
+pub fn writes_of(thread: u64, count: u64) -> Vec<(u64, u32)> {
+    let mut off = thread * REGION;
+    (0..count)
+        .map(|i| {
+            let n = write_size(thread, i);
+            let w = (off, n);
+            off += u64::from(n);
+            w
+        })
+        .collect()
+}
+
+/// Result slots of `gpuio_k_bad_input`, from `params[3]`, with what each case is.
+pub const BAD_INPUT_CASES: [&str; 11] = [
+    "unregistered endpoint",
+    "staging range outside the area",
+    "length 0",
+    "length larger than the staging area",
+    "write to a read-only endpoint",
+    "raw request: unregistered endpoint",
+    "raw request: staging range outside the area",
+    "raw request: length larger than the staging area",
+    "raw SQE: plain WRITE on a raw fd",
+    "raw SQE: disallowed opcode",
+    "a good write afterwards",
+];
+
+macro_rules! kernels {
+    ($($name:ident),* $(,)?) => {
+        extern "C" { $(fn $name(ch: *const gpuio_core::abi::Channel, params: *mut u64);)* }
+        /// Every conformance kernel by name.
+        pub const ALL: &[CpuKernel] = &[$(CpuKernel { name: stringify!($name), entry: $name as KernelFn }),*];
+    };
+}
+
+kernels!(
+    gpuio_k_pwrite_pattern,
+    gpuio_k_pread_pattern,
+    gpuio_k_printf_lines,
+    gpuio_k_bad_input,
+    gpuio_k_until_closed,
+    gpuio_k_nop,
+);
+
+/// The CPU entry point of a conformance kernel.
+pub fn cpu(name: &str) -> Option<CpuKernel> {
+    ALL.iter()
+        .copied()
+        .find(|k| k.name == name || k.name.strip_prefix("gpuio_k_") == Some(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_thread_fits_its_region_and_sizes_span_one_byte_to_one_mebibyte() {
+        let mut seen_1 = false;
+        let mut seen_1m = false;
+        for t in 0..64 {
+            let w = writes_of(t, 1000);
+            let (last_off, last_len) = *w.last().unwrap();
+            assert!(
+                last_off + u64::from(last_len) <= (t + 1) * REGION,
+                "thread {t} overflows"
+            );
+            seen_1 |= w.iter().any(|&(_, n)| n == 1);
+            seen_1m |= w.iter().any(|&(_, n)| n == 1 << 20);
+        }
+        assert!(seen_1 && seen_1m);
+    }
+}
