@@ -10,8 +10,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use gpuio_core::abi;
-use gpuio_core::memory::{HostMemory, MemoryProvider, SharedMemory};
-use gpuio_core::{Channel, KeepAlive};
+use gpuio_core::memory::{HostMemory, SharedMemory};
+use gpuio_core::{Channel, KeepAlive, MemoryProvider as _};
+
+use crate::launch::{Device, DeviceBuffer, DeviceError, RunningKernel};
 
 /// A kernel entry point compiled for the host: `GPUIO_KERNEL(name)(const
 /// gpuio_channel *ch, gpuio_u64 *params)`.
@@ -178,4 +180,77 @@ impl CpuLaunch {
 
 pub(crate) fn runtime_linked() {
     std::hint::black_box(gpuio_cpu_run_thread as *const ());
+}
+
+impl From<LaunchError> for DeviceError {
+    fn from(e: LaunchError) -> Self {
+        match e {
+            LaunchError::Timeout {
+                kernel,
+                threads,
+                finished,
+                waited,
+            } => DeviceError::Timeout {
+                kernel: kernel.to_string(),
+                threads,
+                finished,
+                waited,
+            },
+            LaunchError::Memory(m) => DeviceError::Memory(m),
+            other => DeviceError::Kernel {
+                kernel: String::new(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Host memory as a device buffer (the CPU device reads it directly).
+struct HostBuffer(Box<dyn SharedMemory>, usize);
+
+impl DeviceBuffer for HostBuffer {
+    fn device_addr(&self) -> u64 {
+        self.0.region().device_addr
+    }
+    fn len(&self) -> usize {
+        self.1
+    }
+    fn download(&self, out: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(self.0.read_bytes(0, out)?)
+    }
+}
+
+impl RunningKernel for CpuLaunch {
+    fn join(self: Box<Self>, timeout: Duration) -> Result<Vec<u64>, DeviceError> {
+        Ok(CpuLaunch::join(*self, timeout)?)
+    }
+}
+
+impl Device for CpuDevice {
+    fn name(&self) -> String {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        format!("CPU ({cores} cores, one OS thread per emulated thread)")
+    }
+    fn provider(&self) -> Arc<dyn gpuio_core::MemoryProvider> {
+        Arc::new(HostMemory)
+    }
+    fn buffer(&self, len: usize, bytes: &[u8]) -> Result<Box<dyn DeviceBuffer>, DeviceError> {
+        let mem = HostMemory.alloc_shared(len.max(bytes.len()))?;
+        mem.write_bytes(0, bytes)?;
+        Ok(Box::new(HostBuffer(mem, len.max(bytes.len()))))
+    }
+    fn launch(
+        &self,
+        name: &str,
+        grid: u32,
+        block: u32,
+        channel: &Channel,
+        params: &[u64],
+    ) -> Result<Box<dyn RunningKernel>, DeviceError> {
+        let k =
+            crate::kernels::cpu(name).ok_or_else(|| DeviceError::NoSuchKernel(name.to_string()))?;
+        Ok(Box::new(CpuDevice::launch(
+            self, k, grid, block, channel, params,
+        )?))
+    }
 }

@@ -8,6 +8,9 @@
 pub mod cpu;
 pub mod header;
 pub mod kernels;
+pub mod launch;
+
+pub use launch::{Device, DeviceBuffer, DeviceError, RunningKernel};
 
 /// Makes sure this crate's native library is linked into a test binary that only
 /// calls into it through `extern "C"` declarations.
