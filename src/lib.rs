@@ -3,3 +3,5 @@
 
 pub use gpuio_core as core;
 pub use gpuio_device as device;
+
+pub mod conformance;

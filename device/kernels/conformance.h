@@ -14,7 +14,7 @@
 #include "gpuio.h"
 
 /* Each thread owns [thread * GPUIO_CONF_REGION, +GPUIO_CONF_REGION) of the file. */
-#define GPUIO_CONF_REGION (8ull << 20)
+#define GPUIO_CONF_REGION (4ull << 20)
 
 /* The byte expected at file offset `off`. */
 GPUIO_FN gpuio_u8 gpuio_conf_byte(gpuio_u64 off) { return (gpuio_u8)((off * 131u) ^ ((off >> 11) * 7u) ^ 0x5a); }
@@ -124,27 +124,32 @@ GPUIO_KERNEL(gpuio_k_bad_input)(const gpuio_channel *ch, gpuio_u64 *p) {
 
 /* Writes until the channel closes. params: [0] endpoint, [1] source bytes, [2] max
  * writes per thread, [3] write size; out: [4] ok, [5] -ESHUTDOWN seen, [6] other
- * failures, [7] first other failure, [8] timeouts. Write i of thread t goes to
- * t * GPUIO_CONF_REGION + (i * size) % GPUIO_CONF_REGION. */
+ * failures, [7] first other failure, [8] timeouts, [16 + t] writes thread t saw
+ * succeed (they are its first ones: a thread stops at its first shutdown or
+ * timeout). Write i of thread t goes to t * GPUIO_CONF_REGION + (i * size) %
+ * GPUIO_CONF_REGION. */
 GPUIO_KERNEL(gpuio_k_until_closed)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u64 t = gpuio_global_thread_id();
   const char *src = (const char *)p[1];
-  gpuio_u64 n = p[3];
+  gpuio_u64 n = p[3], ok = 0;
   for (gpuio_u64 i = 0; i < p[2]; i++) {
     gpuio_u64 off = t * GPUIO_CONF_REGION + (i * n) % GPUIO_CONF_REGION;
     gpuio_i64 r = gpuio_pwrite(ch, (gpuio_u32)p[0], src + off, n, (gpuio_i64)off);
     if (r == (gpuio_i64)n) {
-      gpuio_fetch_add_64(&p[4], 1);
+      ok++;
     } else if (r == -GPUIO_ESHUTDOWN) {
       gpuio_fetch_add_64(&p[5], 1);
-      return;
+      break;
     } else if (r == -GPUIO_ETIMEDOUT) {
       gpuio_fetch_add_64(&p[8], 1);
-      return;
+      break;
     } else {
       gpuio_conf_fail(&p[6], &p[7], r);
+      break;
     }
   }
+  gpuio_fetch_add_64(&p[4], ok);
+  gpuio_st_relaxed_64(&p[16 + t], ok);
 }
 
 /* params: [0] NOPs per thread; out: [1] failures, [2] first failure. */

@@ -4,7 +4,7 @@
 use crate::cpu::{CpuKernel, KernelFn};
 
 /// Each thread owns this many bytes of the test file.
-pub const REGION: u64 = 8 << 20;
+pub const REGION: u64 = 4 << 20;
 
 /// The byte expected at file offset `off` (mirror of `gpuio_conf_byte`).
 pub fn pattern_byte(off: u64) -> u8 {

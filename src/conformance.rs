@@ -1,0 +1,479 @@
+//! Conformance cases: the same checks on every device and transport.
+//!
+//! Each case runs one kernel from `device/kernels/conformance.h` through a channel
+//! and checks what reached the real file (or stdout file) against the
+//! specification the kernel follows. `cargo test` runs them on the CPU device over
+//! every transport (tests/transports.rs); `gpuio selftest` runs them on every
+//! available (backend, transport) pair.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, TransportKind};
+use gpuio_device::kernels::{pattern_byte, writes_of, BAD_INPUT_CASES, REGION};
+use gpuio_device::Device;
+
+/// Opens a channel for a case (a backend's transport, bound to its device).
+pub type Opener<'a> = dyn Fn(ChannelConfig) -> Result<Channel, String> + 'a;
+
+/// What a case runs on.
+pub struct Target<'a> {
+    pub device: &'a dyn Device,
+    pub transport: TransportKind,
+    pub open: &'a Opener<'a>,
+    /// A scratch directory for the case's files.
+    pub dir: &'a Path,
+}
+
+/// One conformance case.
+pub struct Case {
+    pub name: &'static str,
+    pub run: fn(&Target<'_>) -> Result<String, String>,
+}
+
+/// Every case, in the order `selftest` runs them.
+pub const CASES: &[Case] = &[
+    Case {
+        name: "nop_round_trips",
+        run: nop_round_trips,
+    },
+    Case {
+        name: "pwrite_pread_64_threads_x_1000",
+        run: pwrite_pread_pattern,
+    },
+    Case {
+        name: "printf_lines_arrive_whole_and_in_order",
+        run: printf_lines,
+    },
+    Case {
+        name: "bad_input_gives_errno_and_writes_nothing",
+        run: bad_input,
+    },
+    Case {
+        name: "close_with_requests_in_flight",
+        run: close_in_flight,
+    },
+];
+
+/// Threads and writes per thread of the pattern case (the acceptance figures).
+pub const THREADS: u32 = 64;
+pub const WRITES_PER_THREAD: u64 = 1000;
+/// How long a kernel may run before a case gives up on it.
+const KERNEL_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn rw_file(path: &Path) -> Result<File, String> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| format!("open {}: {e}", path.display()))
+}
+
+fn endpoint(name: &str, f: &File, access: Access) -> Result<Endpoint, String> {
+    Endpoint::file(name, f, access).map_err(|e| format!("register {name}: {e}"))
+}
+
+/// Runs `kernel` with `threads` threads and waits for it.
+fn run_kernel(
+    t: &Target<'_>,
+    ch: &Channel,
+    kernel: &str,
+    threads: u32,
+    params: &[u64],
+) -> Result<Vec<u64>, String> {
+    let block = threads.min(64);
+    let grid = threads.div_ceil(block);
+    let launch = t
+        .device
+        .launch(kernel, grid, block, ch, params)
+        .map_err(|e| format!("launch {kernel}: {e}"))?;
+    launch
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("{kernel}: {e}"))
+}
+
+fn check_close(ch: Channel) -> Result<String, String> {
+    let report = ch.close();
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    Ok(report.to_string())
+}
+
+fn errno_name(e: i64) -> String {
+    if e >= 0 {
+        return e.to_string();
+    }
+    let name = match -e as i32 {
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::EINVAL => "EINVAL",
+        libc::EACCES => "EACCES",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ESHUTDOWN => "ESHUTDOWN",
+        libc::ENOSYS => "ENOSYS",
+        libc::ESPIPE => "ESPIPE",
+        libc::EPROTO => "EPROTO",
+        _ => return format!("-{}", -e),
+    };
+    format!("-{name}")
+}
+
+fn nop_round_trips(t: &Target<'_>) -> Result<String, String> {
+    let ch = (t.open)(ChannelConfig::default())?;
+    let p = run_kernel(t, &ch, "nop", THREADS, &[100, 0, 0])?;
+    if p[1] != 0 {
+        return Err(format!(
+            "{} of {} NOPs failed, first with {}",
+            p[1],
+            THREADS * 100,
+            errno_name(p[2] as i64)
+        ));
+    }
+    check_close(ch)
+}
+
+/// The file as the pattern kernel must leave it: each thread's writes hold the
+/// pattern, everything else is zero.
+fn expected_file(threads: u64, writes: u64) -> Vec<u8> {
+    let mut want = vec![0u8; (threads * REGION) as usize];
+    for th in 0..threads {
+        for (off, n) in writes_of(th, writes) {
+            for o in off..off + u64::from(n) {
+                want[o as usize] = pattern_byte(o);
+            }
+        }
+    }
+    want
+}
+
+fn first_difference(got: &[u8], want: &[u8]) -> Option<usize> {
+    got.iter()
+        .zip(want)
+        .position(|(a, b)| a != b)
+        .or(if got.len() < want.len() {
+            Some(got.len())
+        } else {
+            None
+        })
+}
+
+fn pwrite_pread_pattern(t: &Target<'_>) -> Result<String, String> {
+    let threads = u64::from(THREADS);
+    let path = t.dir.join("pattern.bin");
+    let file = rw_file(&path)?;
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg.endpoint(endpoint("pattern", &file, Access::READ_WRITE)?);
+    let ch = (t.open)(cfg)?;
+    let want = expected_file(threads, WRITES_PER_THREAD);
+    let src = t
+        .device
+        .buffer(want.len(), &want)
+        .map_err(|e| format!("source buffer: {e}"))?;
+    let start = Instant::now();
+    let p = run_kernel(
+        t,
+        &ch,
+        "pwrite_pattern",
+        THREADS,
+        &[u64::from(ep), src.device_addr(), WRITES_PER_THREAD, 0, 0, 0],
+    )?;
+    let write_time = start.elapsed();
+    if p[3] != 0 {
+        return Err(format!(
+            "{} pwrites failed, first with {}",
+            p[3],
+            errno_name(p[4] as i64)
+        ));
+    }
+    let mut got = Vec::new();
+    File::open(&path)
+        .and_then(|mut f| f.read_to_end(&mut got))
+        .map_err(|e| format!("read back: {e}"))?;
+    // The file ends at the last byte written; the expected image runs to the end of
+    // the last thread's region.
+    let end = want.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    if got.len() > want.len() || got.len() < end {
+        return Err(format!(
+            "file is {} bytes, expected {end}..={}",
+            got.len(),
+            want.len()
+        ));
+    }
+    if let Some(i) = first_difference(&got, &want[..got.len()]) {
+        return Err(format!(
+            "file differs at byte {i}: {} != {}",
+            got[i], want[i]
+        ));
+    }
+    let dst = t
+        .device
+        .buffer(want.len(), &[])
+        .map_err(|e| format!("destination buffer: {e}"))?;
+    let p = run_kernel(
+        t,
+        &ch,
+        "pread_pattern",
+        THREADS,
+        &[u64::from(ep), dst.device_addr(), WRITES_PER_THREAD, 0, 0, 0],
+    )?;
+    if p[3] != 0 {
+        return Err(format!(
+            "{} preads failed, first with {}",
+            p[3],
+            errno_name(p[4] as i64)
+        ));
+    }
+    let mut read = vec![0u8; want.len()];
+    dst.download(&mut read)
+        .map_err(|e| format!("download: {e}"))?;
+    if let Some(i) = first_difference(&read, &want) {
+        return Err(format!(
+            "pread returned {} at byte {i}, expected {}",
+            read[i], want[i]
+        ));
+    }
+    let bytes = p[5];
+    let closed = check_close(ch)?;
+    Ok(format!(
+        "{} pwrites + {} preads, {} MB each way, writes took {write_time:.2?}; {closed}",
+        threads * WRITES_PER_THREAD,
+        threads * WRITES_PER_THREAD,
+        bytes / 1_000_000
+    ))
+}
+
+/// Line `i` of thread `t` as the host's own `snprintf` formats it.
+fn expected_line(t: i32, i: i32) -> Result<String, String> {
+    let mut buf = [0u8; 256];
+    let fmt = c"t=%d i=%d x=%#x s=%-6s f=%.3f e=%e %c%%\n";
+    // SAFETY: the format's conversions match the argument types one by one (int,
+    // int, unsigned via int, char*, double, double, int), and buf's length is passed.
+    let n = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            fmt.as_ptr(),
+            t,
+            i,
+            t * 1000 + i,
+            c"ok".as_ptr(),
+            f64::from(i) * 0.25,
+            f64::from(t) * 1e10,
+            i32::from(b'A') + (i % 26),
+        )
+    };
+    let n = usize::try_from(n).map_err(|_| "snprintf failed".to_string())?;
+    String::from_utf8(buf[..n.min(buf.len())].to_vec()).map_err(|e| e.to_string())
+}
+
+fn printf_lines(t: &Target<'_>) -> Result<String, String> {
+    const LINES: i32 = 100;
+    let path = t.dir.join("stdout.txt");
+    let out = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .custom_flags(libc::O_APPEND)
+        .open(&path)
+        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let mut cfg = ChannelConfig::default();
+    cfg.stdout(
+        Endpoint::new(
+            "stdout",
+            EndpointKind::Pipe,
+            Access::WRITE,
+            std::os::fd::AsFd::as_fd(&out),
+        )
+        .map_err(|e| format!("register stdout: {e}"))?,
+    );
+    let ch = (t.open)(cfg)?;
+    let p = run_kernel(t, &ch, "printf_lines", THREADS, &[LINES as u64, 0, 0])?;
+    if p[1] != 0 {
+        return Err(format!(
+            "{} printf calls failed, first with {}",
+            p[1],
+            errno_name(p[2] as i64)
+        ));
+    }
+    let closed = check_close(ch)?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+    let mut next = vec![0i32; THREADS as usize];
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        let th = line
+            .strip_prefix("t=")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&th| th < THREADS as usize)
+            .ok_or_else(|| format!("line {n} is torn or foreign: {line:?}"))?;
+        let want = expected_line(th as i32, next[th])?;
+        if line != want {
+            return Err(format!(
+                "line {n}: got {line:?}, expected {want:?} (thread {th}, line {})",
+                next[th]
+            ));
+        }
+        next[th] += 1;
+    }
+    if let Some((th, &got)) = next.iter().enumerate().find(|(_, &c)| c != LINES) {
+        return Err(format!("thread {th}: {got} of {LINES} lines arrived"));
+    }
+    Ok(format!(
+        "{} lines, every one whole and in per-thread order; {closed}",
+        THREADS as i32 * LINES
+    ))
+}
+
+fn bad_input(t: &Target<'_>) -> Result<String, String> {
+    let path = t.dir.join("bad.bin");
+    let file = rw_file(&path)?;
+    let ro_file = File::open(&path).map_err(|e| format!("open read-only: {e}"))?;
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg.endpoint(endpoint("target", &file, Access::READ_WRITE)?);
+    let ro = cfg.endpoint(endpoint("read-only", &ro_file, Access::READ)?);
+    let ch = (t.open)(cfg)?;
+    let raw_fd = std::os::fd::AsRawFd::as_raw_fd(&file) as u64;
+    let mut params = vec![u64::from(ep), u64::from(ro), raw_fd];
+    params.extend([0u64; 11]);
+    let p = run_kernel(t, &ch, "bad_input", 1, &params)?;
+    let got: Vec<i64> = p[3..14].iter().map(|&v| v as i64).collect();
+    let (einval, efault, ebadf, eacces) = (
+        -i64::from(libc::EINVAL),
+        -i64::from(libc::EFAULT),
+        -i64::from(libc::EBADF),
+        -i64::from(libc::EACCES),
+    );
+    let direct = t.transport == TransportKind::Direct;
+    let expect: [&[i64]; 11] = [
+        &[ebadf],
+        &[efault],
+        &[einval],
+        &[einval],
+        &[ebadf],
+        &[ebadf],
+        &[efault],
+        &[einval, efault],
+        if direct { &[eacces] } else { &[1] },
+        if direct { &[eacces, einval] } else { &[1] },
+        &[5],
+    ];
+    let mut wrong = Vec::new();
+    for (i, (g, want)) in got.iter().zip(expect).enumerate() {
+        if !want.contains(g) {
+            let want: Vec<String> = want.iter().map(|&w| errno_name(w)).collect();
+            wrong.push(format!(
+                "{}: got {}, expected {}",
+                BAD_INPUT_CASES[i],
+                errno_name(*g),
+                want.join(" or ")
+            ));
+        }
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    let mut content = Vec::new();
+    File::open(&path)
+        .and_then(|mut f| f.read_to_end(&mut content))
+        .map_err(|e| format!("read back: {e}"))?;
+    let mut want = vec![0u8; 4096];
+    want.extend_from_slice(b"alive");
+    if content != want {
+        return Err(format!(
+            "the file must hold only the final write: {} bytes, first non-zero at {:?}",
+            content.len(),
+            content.iter().position(|&b| b != 0)
+        ));
+    }
+    let closed = check_close(ch)?;
+    Ok(format!(
+        "{} bad requests refused, nothing written, channel still usable; {closed}",
+        10
+    ))
+}
+
+fn close_in_flight(t: &Target<'_>) -> Result<String, String> {
+    const SIZE: u64 = 4096;
+    let threads = u64::from(THREADS);
+    let path = t.dir.join("inflight.bin");
+    let file = rw_file(&path)?;
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg.endpoint(endpoint("inflight", &file, Access::READ_WRITE)?);
+    let bound = Duration::from_secs(10);
+    cfg.close_timeout = bound;
+    let mut ch = (t.open)(cfg)?;
+    let image: Vec<u8> = (0..threads * REGION).map(pattern_byte).collect();
+    let src = t
+        .device
+        .buffer(image.len(), &image)
+        .map_err(|e| format!("source buffer: {e}"))?;
+    let mut params = vec![u64::from(ep), src.device_addr(), 1_000_000, SIZE];
+    params.resize(16 + THREADS as usize, 0);
+    let block = THREADS.min(64);
+    let launch = t
+        .device
+        .launch("until_closed", THREADS.div_ceil(block), block, &ch, &params)
+        .map_err(|e| format!("launch: {e}"))?;
+    // Let requests pile up, then close under them.
+    std::thread::sleep(Duration::from_millis(200));
+    let report = ch.close_within(bound);
+    let p = launch
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("until_closed: {e}"))?;
+    drop(ch);
+    if report.elapsed > bound + Duration::from_secs(1) {
+        return Err(format!("close took {:?}, bound {bound:?}", report.elapsed));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    let c = report.counters;
+    if c.submitted != c.completed + c.failed {
+        return Err(format!(
+            "submitted {} != completed {} + failed {}",
+            c.submitted, c.completed, c.failed
+        ));
+    }
+    if p[6] != 0 {
+        return Err(format!(
+            "{} writes failed with {}",
+            p[6],
+            errno_name(p[7] as i64)
+        ));
+    }
+    if p[4] > c.completed {
+        return Err(format!(
+            "the kernel saw {} writes succeed, the channel counted {}",
+            p[4], c.completed
+        ));
+    }
+    let blocks = REGION / SIZE;
+    let mut buf = vec![0u8; SIZE as usize];
+    for th in 0..threads {
+        let ok = p[16 + th as usize].min(blocks);
+        for b in 0..ok {
+            let off = th * REGION + b * SIZE;
+            file.read_exact_at(&mut buf, off)
+                .map_err(|e| format!("read back at {off}: {e}"))?;
+            if buf
+                .iter()
+                .enumerate()
+                .any(|(i, &v)| v != pattern_byte(off + i as u64))
+            {
+                return Err(format!(
+                    "thread {th}'s write {b} (at {off}) was reported done but is not in the file"
+                ));
+            }
+        }
+    }
+    Ok(format!(
+        "kernel: {} writes ok, {} threads saw -ESHUTDOWN, {} timed out; {report}",
+        p[4], p[5], p[8]
+    ))
+}
