@@ -4,4 +4,5 @@
 pub use gpuio_core as core;
 pub use gpuio_device as device;
 
+pub mod bench;
 pub mod conformance;

@@ -1,0 +1,325 @@
+//! `gpuio bench`: each transport's figures next to references measured in the same
+//! run, on the same machine and file system.
+//!
+//! Figures (per transport):
+//! * NOP round trip, one device thread, sequential — reference: one host thread
+//!   submitting the same NOPs through an ordinary io_uring and waiting for each;
+//! * NOP throughput, 64 device threads;
+//! * `gpuio_pwrite` of the conformance pattern (64 threads, 1 B … 1 MiB) to a file —
+//!   reference: one host thread `pwrite`-ing exactly the same ranges to a file in
+//!   the same directory;
+//! * `gpuio_printf` lines from 64 threads to a file — reference: one host thread
+//!   formatting the same lines with `snprintf` and `write`-ing each.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, TransportKind};
+use gpuio_device::kernels::{pattern_byte, writes_of, REGION};
+use gpuio_device::Device;
+
+use crate::conformance::Opener;
+
+/// How much work each figure does.
+#[derive(Clone, Copy, Debug)]
+pub struct Scale {
+    pub nops: u64,
+    pub writes_per_thread: u64,
+    pub lines_per_thread: u64,
+    pub threads: u32,
+}
+
+impl Scale {
+    pub const QUICK: Scale = Scale {
+        nops: 2_000,
+        writes_per_thread: 200,
+        lines_per_thread: 100,
+        threads: 64,
+    };
+    pub const FULL: Scale = Scale {
+        nops: 20_000,
+        writes_per_thread: 1000,
+        lines_per_thread: 1000,
+        threads: 64,
+    };
+}
+
+/// One measured figure and the reference it is held against.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    pub what: String,
+    pub value: f64,
+    pub unit: &'static str,
+    pub reference: Option<(String, f64)>,
+}
+
+impl std::fmt::Display for Figure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:<44} {:>10.2} {:<6}", self.what, self.value, self.unit)?;
+        if let Some((what, v)) = &self.reference {
+            write!(
+                f,
+                "  vs {what}: {v:.2} {} ({:.2}x)",
+                self.unit,
+                self.value / v
+            )?;
+        }
+        Ok(())
+    }
+}
+
+const KERNEL_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn launch_wait(
+    device: &dyn Device,
+    ch: &Channel,
+    kernel: &str,
+    threads: u32,
+    params: &[u64],
+) -> Result<(Vec<u64>, Duration), String> {
+    let block = threads.min(64);
+    let start = Instant::now();
+    let run = device
+        .launch(kernel, threads.div_ceil(block), block, ch, params)
+        .map_err(|e| format!("launch {kernel}: {e}"))?;
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("{kernel}: {e}"))?;
+    Ok((p, start.elapsed()))
+}
+
+fn fail_check(p: &[u64], at: usize, what: &str) -> Result<(), String> {
+    if p[at] != 0 {
+        return Err(format!(
+            "{what}: {} calls failed, first with {}",
+            p[at],
+            p[at + 1] as i64
+        ));
+    }
+    Ok(())
+}
+
+/// One host thread doing `n` io_uring NOPs, each submitted and waited for.
+fn host_uring_nop_us(n: u64) -> Result<f64, String> {
+    let mut ring = io_uring::IoUring::new(8).map_err(|e| format!("io_uring_setup: {e}"))?;
+    let start = Instant::now();
+    for i in 0..n {
+        let nop = io_uring::opcode::Nop::new().build().user_data(i);
+        // SAFETY: a NOP references no memory.
+        unsafe { ring.submission().push(&nop) }.map_err(|_| "submission queue full".to_string())?;
+        ring.submit_and_wait(1)
+            .map_err(|e| format!("io_uring_enter: {e}"))?;
+        ring.completion().for_each(drop);
+    }
+    Ok(start.elapsed().as_secs_f64() * 1e6 / n as f64)
+}
+
+/// Runs every figure for one transport.
+pub fn run_transport(
+    device: &dyn Device,
+    transport: TransportKind,
+    open: &Opener<'_>,
+    dir: &Path,
+    scale: Scale,
+) -> Result<Vec<Figure>, String> {
+    let mut figures = Vec::new();
+
+    // NOP latency and throughput.
+    let ch = open(ChannelConfig::default())?;
+    let (p, t1) = launch_wait(device, &ch, "nop", 1, &[scale.nops, 0, 0])?;
+    fail_check(&p, 1, "nop")?;
+    let reference = host_uring_nop_us(scale.nops).ok();
+    figures.push(Figure {
+        what: format!("{transport}: NOP round trip, 1 thread"),
+        value: t1.as_secs_f64() * 1e6 / scale.nops as f64,
+        unit: "us/op",
+        reference: reference.map(|r| ("host thread, io_uring NOP".to_string(), r)),
+    });
+    let per = (scale.nops / u64::from(scale.threads)).max(10);
+    let (p, tn) = launch_wait(device, &ch, "nop", scale.threads, &[per, 0, 0])?;
+    fail_check(&p, 1, "nop")?;
+    figures.push(Figure {
+        what: format!("{transport}: NOPs, {} threads", scale.threads),
+        value: (per * u64::from(scale.threads)) as f64 / tn.as_secs_f64() / 1e6,
+        unit: "Mop/s",
+        reference: None,
+    });
+    let report = ch.close();
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+
+    // pwrite throughput, against the host writing the same ranges.
+    let threads = u64::from(scale.threads);
+    let image: Vec<u8> = (0..threads * REGION).map(pattern_byte).collect();
+    let path = dir.join(format!("bench-{transport}.bin"));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let mut cfg = ChannelConfig::default();
+    let ep =
+        cfg.endpoint(Endpoint::file("bench", &file, Access::WRITE).map_err(|e| e.to_string())?);
+    let ch = open(cfg)?;
+    let src = device
+        .buffer(image.len(), &image)
+        .map_err(|e| e.to_string())?;
+    let (p, tw) = launch_wait(
+        device,
+        &ch,
+        "pwrite_pattern",
+        scale.threads,
+        &[
+            u64::from(ep),
+            src.device_addr(),
+            scale.writes_per_thread,
+            0,
+            0,
+            0,
+        ],
+    )?;
+    fail_check(&p, 3, "pwrite")?;
+    let bytes = p[5];
+    let report = ch.close();
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    let ref_path = dir.join(format!("bench-{transport}-host.bin"));
+    let ref_file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&ref_path)
+        .map_err(|e| format!("open {}: {e}", ref_path.display()))?;
+    let start = Instant::now();
+    for th in 0..threads {
+        for (off, n) in writes_of(th, scale.writes_per_thread) {
+            let range = off as usize..off as usize + n as usize;
+            ref_file
+                .write_all_at(&image[range], off)
+                .map_err(|e| format!("host pwrite: {e}"))?;
+        }
+    }
+    let th = start.elapsed();
+    figures.push(Figure {
+        what: format!("{transport}: pwrite 1 B..1 MiB, {} threads", scale.threads),
+        value: bytes as f64 / tw.as_secs_f64() / 1e6,
+        unit: "MB/s",
+        reference: Some((
+            "one host thread, pwrite".to_string(),
+            bytes as f64 / th.as_secs_f64() / 1e6,
+        )),
+    });
+    drop((file, ref_file));
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&ref_path);
+
+    // printf lines.
+    let out_path = dir.join(format!("bench-{transport}-printf.txt"));
+    let out = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_APPEND)
+        .open(&out_path)
+        .map_err(|e| format!("open {}: {e}", out_path.display()))?;
+    let mut cfg = ChannelConfig::default();
+    cfg.stdout(
+        Endpoint::new(
+            "stdout",
+            EndpointKind::Pipe,
+            Access::WRITE,
+            std::os::fd::AsFd::as_fd(&out),
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    let ch = open(cfg)?;
+    let (p, tp) = launch_wait(
+        device,
+        &ch,
+        "printf_lines",
+        scale.threads,
+        &[scale.lines_per_thread, 0, 0],
+    )?;
+    fail_check(&p, 1, "printf")?;
+    let report = ch.close();
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    let printed = std::fs::metadata(&out_path)
+        .map_err(|e| e.to_string())?
+        .len();
+    let lines = u64::from(scale.threads) * scale.lines_per_thread;
+    let host_rate = host_printf_lines_per_s(dir, scale)?;
+    figures.push(Figure {
+        what: format!("{transport}: printf, {} threads", scale.threads),
+        value: lines as f64 / tp.as_secs_f64() / 1e3,
+        unit: "kl/s",
+        reference: Some((
+            "one host thread, snprintf + write".to_string(),
+            host_rate / 1e3,
+        )),
+    });
+    figures.push(Figure {
+        what: format!("{transport}: printf bytes"),
+        value: printed as f64 / tp.as_secs_f64() / 1e6,
+        unit: "MB/s",
+        reference: None,
+    });
+    let _ = std::fs::remove_file(&out_path);
+    Ok(figures)
+}
+
+/// Lines per second one host thread formats (`snprintf`) and writes (`write`, one
+/// call per line, like the device does) to an `O_APPEND` file.
+fn host_printf_lines_per_s(dir: &Path, scale: Scale) -> Result<f64, String> {
+    let path = dir.join("bench-host-printf.txt");
+    let out = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_APPEND)
+        .open(&path)
+        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&out);
+    let lines = u64::from(scale.threads) * scale.lines_per_thread;
+    let mut buf = [0u8; 256];
+    let start = Instant::now();
+    for n in 0..lines {
+        let (t, i) = (
+            (n % u64::from(scale.threads)) as i32,
+            (n / u64::from(scale.threads)) as i32,
+        );
+        // SAFETY: the conversions match the arguments one by one; buf's length is passed.
+        let len = unsafe {
+            libc::snprintf(
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                c"t=%d i=%d x=%#x s=%-6s f=%.3f e=%e %c%%\n".as_ptr(),
+                t,
+                i,
+                t * 1000 + i,
+                c"ok".as_ptr(),
+                f64::from(i) * 0.25,
+                f64::from(t) * 1e10,
+                i32::from(b'A') + (i % 26),
+            )
+        };
+        let len = usize::try_from(len)
+            .map_err(|_| "snprintf failed".to_string())?
+            .min(buf.len());
+        // SAFETY: writes `len` initialised bytes of `buf` to an open fd.
+        if unsafe { libc::write(fd, buf.as_ptr().cast(), len) } < 0 {
+            return Err(format!("write: {}", std::io::Error::last_os_error()));
+        }
+    }
+    let rate = lines as f64 / start.elapsed().as_secs_f64();
+    drop(out);
+    let _ = std::fs::remove_file(&path);
+    Ok(rate)
+}
