@@ -24,7 +24,8 @@
  *     had all its digits before the point into the next power of ten, the e-style
  *     result keeps no fraction digits ("%#g" of 999999.5 is "1.e+06").
  *
- * Conversions: d i u o x X c s p f F e E g G a A % and n; flags - + space # 0 (and
+ * Conversions: d i u o x X b B c s p f F e E g G a A % and n (b/B: binary, C23 and
+ * glibc >= 2.35, # prefixes 0b/0B); flags - + space # 0 (and
  * glibc's ' and I, accepted and ignored); width and precision as digits or * (a
  * negative * width means -, a negative * precision means none); length modifiers
  * hh h l ll j z t (and L q Z as glibc: 64-bit), applied to the promoted value exactly
@@ -39,10 +40,13 @@
  *     A DOUBLE read by an integer conversion, or a non-DOUBLE read by a float
  *     conversion, reads as zero;
  *   - %n consumes its argument and stores nothing; %lc prints one byte like %c;
- *   - an unknown conversion (%y, %m, %ls, ...) is copied to the output verbatim and
- *     consumes nothing, as glibc does; an incomplete directive at the end of the
- *     format ("abc%") is copied verbatim too (glibc returns -1 there);
- *   - positional arguments (%1$d) are not supported (printed verbatim);
+ *     %ls (wchar_t strings) consumes its argument and is copied verbatim;
+ *   - an unknown conversion (%y, %m, ...) is printed back as glibc does: "%", the
+ *     flags in canonical order, width, precision (a * shows the value it read, which
+ *     it consumes), the conversion character; length modifiers are dropped. An
+ *     incomplete directive at the end of the format ("abc%") is copied verbatim
+ *     (glibc returns -1 there);
+ *   - positional arguments (%1$d) are not supported: "%1$" is an unknown directive;
  *   - a null fmt formats as "";
  *   - if the full length exceeds 2^31-1 the return value is -1 (glibc: EOVERFLOW);
  *     what fits in cap is still written.
@@ -186,6 +190,8 @@ GPUIO_FN void gpuio_fmt_digits(gpuio_fmt_sink *s, const char *d, gpuio_i64 nd, g
 #define GPUIO_FMT_SPACE 4u
 #define GPUIO_FMT_ALT 8u
 #define GPUIO_FMT_ZERO 16u
+#define GPUIO_FMT_GROUP 32u /* ' : no effect (no locale), kept for unknown directives */
+#define GPUIO_FMT_I18N 64u  /* I : likewise */
 
 typedef struct gpuio_fmt_spec {
   gpuio_u32 flags;
@@ -225,7 +231,7 @@ GPUIO_FN void gpuio_fmt_number(gpuio_fmt_sink *s, const gpuio_fmt_spec *sp, char
 /* An integer conversion of magnitude mag (sign already decided). */
 GPUIO_FN void gpuio_fmt_integer(gpuio_fmt_sink *s, const gpuio_fmt_spec *sp, gpuio_u64 mag, char sign, gpuio_u32 base,
                                 int upper, const char *prefix, gpuio_i64 pn) {
-  char tmp[24], dig[24];
+  char tmp[64], dig[64];
   gpuio_i64 n = 0, nd = 0;
   if (!(mag == 0 && sp->prec == 0)) {
     do {
@@ -509,6 +515,38 @@ GPUIO_FN gpuio_i64 gpuio_fmt_parse_num(const char **pp) {
   return v;
 }
 
+/* An unknown conversion, printed back the way glibc does: canonical flags, width and
+ * precision as parsed (a * shows its value), no length modifier. */
+GPUIO_FN void gpuio_fmt_unknown(gpuio_fmt_sink *s, const gpuio_fmt_spec *sp) {
+  gpuio_u32 f = sp->flags;
+  gpuio_fmt_putc(s, '%');
+  if (f & GPUIO_FMT_ALT) gpuio_fmt_putc(s, '#');
+  if (f & GPUIO_FMT_GROUP) gpuio_fmt_putc(s, '\'');
+  if (f & GPUIO_FMT_PLUS)
+    gpuio_fmt_putc(s, '+');
+  else if (f & GPUIO_FMT_SPACE)
+    gpuio_fmt_putc(s, ' ');
+  if (f & GPUIO_FMT_MINUS) gpuio_fmt_putc(s, '-');
+  if (f & GPUIO_FMT_ZERO) gpuio_fmt_putc(s, '0');
+  if (f & GPUIO_FMT_I18N) gpuio_fmt_putc(s, 'I');
+  for (int part = 0; part < 2; ++part) {
+    gpuio_i64 v = part == 0 ? sp->width : sp->prec;
+    if (part == 0 && v == 0) continue;
+    if (part == 1) {
+      if (v < 0) continue;
+      gpuio_fmt_putc(s, '.');
+    }
+    char t[12];
+    int n = 0;
+    do {
+      t[n++] = (char)('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0) gpuio_fmt_putc(s, t[--n]);
+  }
+  gpuio_fmt_putc(s, sp->conv);
+}
+
 /* Length modifiers, by the width of the promoted value they select. */
 #define GPUIO_FMT_LEN_HH 1
 #define GPUIO_FMT_LEN_H 2
@@ -546,9 +584,16 @@ GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpui
         sp.flags |= GPUIO_FMT_ALT;
       else if (*p == '0')
         sp.flags |= GPUIO_FMT_ZERO;
-      else if (*p != '\'' && *p != 'I')
+      else if (*p == '\'')
+        sp.flags |= GPUIO_FMT_GROUP;
+      else if (*p == 'I')
+        sp.flags |= GPUIO_FMT_I18N;
+      else
         break;
     }
+    /* glibc drops 0 when - is a flag (not when - comes from a negative * width,
+     * which only shows in how an unknown directive is printed back) */
+    if (sp.flags & GPUIO_FMT_MINUS) sp.flags &= ~GPUIO_FMT_ZERO;
     if (*p == '*') {
       ++p;
       gpuio_i64 w = gpuio_fmt_star(args, nargs, &ai);
@@ -570,7 +615,7 @@ GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpui
         sp.prec = gpuio_fmt_parse_num(&p);
       }
     }
-    int len = GPUIO_FMT_LEN_INT;
+    int len = GPUIO_FMT_LEN_INT, wide = 0;
     if (*p == 'h') {
       ++p;
       len = GPUIO_FMT_LEN_H;
@@ -581,7 +626,10 @@ GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpui
     } else if (*p == 'l') {
       ++p;
       len = GPUIO_FMT_LEN_64;
-      if (*p == 'l') ++p;
+      if (*p == 'l')
+        ++p;
+      else
+        wide = 1; /* %lc, %ls */
     } else if (*p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' || *p == 'Z' || *p == 't') {
       ++p;
       len = GPUIO_FMT_LEN_64;
@@ -607,7 +655,9 @@ GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpui
     case 'u':
     case 'o':
     case 'x':
-    case 'X': {
+    case 'X':
+    case 'b':
+    case 'B': {
       gpuio_u64 u = gpuio_fmt_bits_int(gpuio_fmt_next(args, nargs, &ai));
       if (len == GPUIO_FMT_LEN_HH)
         u &= 0xffu;
@@ -615,9 +665,11 @@ GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpui
         u &= 0xffffu;
       else if (len == GPUIO_FMT_LEN_INT)
         u &= 0xffffffffu;
-      gpuio_u32 base = sp.conv == 'u' ? 10 : sp.conv == 'o' ? 8 : 16;
-      int hex_prefix = base == 16 && (sp.flags & GPUIO_FMT_ALT) && u != 0;
-      gpuio_fmt_integer(&s, &sp, u, 0, base, sp.conv == 'X', sp.conv == 'X' ? "0X" : "0x", hex_prefix ? 2 : 0);
+      char c = sp.conv;
+      gpuio_u32 base = c == 'u' ? 10 : c == 'o' ? 8 : (c == 'b' || c == 'B') ? 2 : 16;
+      int prefixed = (base == 16 || base == 2) && (sp.flags & GPUIO_FMT_ALT) && u != 0;
+      const char *prefix = c == 'X' ? "0X" : c == 'x' ? "0x" : c == 'B' ? "0B" : "0b";
+      gpuio_fmt_integer(&s, &sp, u, 0, base, c == 'X', prefix, prefixed ? 2 : 0);
       break;
     }
     case 'p': {
@@ -637,6 +689,10 @@ GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpui
     }
     case 's': {
       const gpuio_fmt_arg *a = gpuio_fmt_next(args, nargs, &ai);
+      if (wide) { /* wchar_t strings are not supported */
+        gpuio_fmt_write(&s, start, p - start);
+        break;
+      }
       const char *str = nullptr;
       if (a != nullptr && (a->kind == GPUIO_ARG_STR || a->kind == GPUIO_ARG_PTR)) str = (const char *)a->v.p;
       gpuio_i64 n = 0;
@@ -666,7 +722,7 @@ GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpui
       gpuio_fmt_putc(&s, '%');
       break;
     default:
-      gpuio_fmt_write(&s, start, p - start);
+      gpuio_fmt_unknown(&s, &sp);
       break;
     }
   }
