@@ -1096,7 +1096,7 @@ fn printf_header_includes_nothing_and_compiles_without_any_include_path() {
     let tu = dir.path().join("bare.cpp");
     std::fs::write(
         &tu,
-        "#include \"gpuio/abi.h\"\n#define GPUIO_FN static inline\n#include \"gpuio/printf.h\"\n\
+        "#include \"gpuio/abi.h\"\n#define GPUIO_FN static inline\n#define GPUIO_NOINLINE static __attribute__((noinline))\n#include \"gpuio/printf.h\"\n\
          int use_it(char *o, const void *p, float f) {\n\
          \x20 return gpuio_snprintf(o, 64, \"%d %s %f %p %c\", 1, \"x\", f, p, 'c') + gpuio_snprintf(o, 1, \"x\");\n}\n",
     )

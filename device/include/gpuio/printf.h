@@ -556,7 +556,7 @@ GPUIO_FN void gpuio_fmt_unknown(gpuio_fmt_sink *s, const gpuio_fmt_spec *sp) {
 #define GPUIO_FMT_LEN_INT 4
 #define GPUIO_FMT_LEN_64 8
 
-GPUIO_FN int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpuio_fmt_arg *args, int nargs) {
+GPUIO_NOINLINE int gpuio_vformat(char *out, gpuio_u64 cap, const char *fmt, const gpuio_fmt_arg *args, int nargs) {
   gpuio_fmt_sink s;
   s.out = out;
   s.cap = out != nullptr ? cap : 0;
