@@ -149,7 +149,7 @@ impl Lib {
             // up the runtime's own state; nothing else in this process depends on them.
             match unsafe { libloading::Library::new(name) } {
                 Ok(library) => return Self::resolve(name, library),
-                Err(e) => tried.push((name.to_string(), e.to_string())),
+                Err(e) => tried.push((name.to_string(), loader_message(name, &e))),
             }
         }
         Err(LoadError::NotFound { tried })
@@ -183,6 +183,14 @@ impl Lib {
             _library: library,
         })
     }
+}
+
+/// The loader's message without the library name it repeats (`dlerror` starts with it).
+pub fn loader_message(name: &str, e: &libloading::Error) -> String {
+    let text = e.to_string();
+    text.strip_prefix(name)
+        .and_then(|t| t.strip_prefix(": "))
+        .map_or_else(|| text.clone(), str::to_string)
 }
 
 /// The names [`lib`] tries: `GPUIO_HSA_LIB` alone when set, else [`LIB_NAMES`].
