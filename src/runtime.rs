@@ -400,3 +400,151 @@ impl ChannelFactory {
         self.backend.open(self.pair.transport, config)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backends::{CpuBackend, CudaPlaceholder, TransportBuilders};
+    use gpuio_backend_hsa_svm::HsaBackend;
+
+    const UP: fn(u32) -> Availability = |score| Availability::Available { score };
+
+    fn down() -> Availability {
+        Availability::Unavailable {
+            reason: "not here".to_string(),
+        }
+    }
+
+    /// A runtime whose probes are given, not asked for (ranking reads only them).
+    fn runtime(rows: Vec<(&'static str, bool, [Availability; 3])>) -> Runtime {
+        let entries = rows
+            .into_iter()
+            .map(|(name, gpu, avail)| Entry {
+                backend: Arc::new(if gpu {
+                    AnyBackend::from(CudaPlaceholder::new())
+                } else {
+                    AnyBackend::from(CpuBackend::new(TransportBuilders::none()))
+                }),
+                probe: BackendProbe {
+                    backend: name,
+                    device: name.to_string(),
+                    capabilities: vec![],
+                    transports: TransportKind::ALL.into_iter().zip(avail).collect(),
+                },
+                gpu,
+            })
+            .collect();
+        Runtime { entries }
+    }
+
+    fn chosen(rt: &Runtime, request: Option<&str>) -> Result<String, SelectError> {
+        let request = request
+            .map(|r| Request::parse(r, Origin::Flag))
+            .transpose()?;
+        rt.choose(request.as_ref()).map(|f| f.pair().to_string())
+    }
+
+    #[test]
+    fn a_gpu_mailbox_ranks_before_cpu_direct() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), down(), UP(10)]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        assert_eq!(chosen(&rt, None).unwrap(), "cuda/mailbox");
+    }
+
+    #[test]
+    fn direct_beats_forward_beats_mailbox_whatever_the_scores() {
+        let rt = runtime(vec![("cpu", false, [UP(1), UP(50), UP(99)])]);
+        let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
+        assert_eq!(order, ["cpu/direct", "cpu/forward", "cpu/mailbox"]);
+    }
+
+    #[test]
+    fn between_gpus_the_score_then_the_fixed_order_decides() {
+        let rt = runtime(vec![
+            ("cuda", true, [UP(10), down(), down()]),
+            ("hsa", true, [UP(20), down(), down()]),
+        ]);
+        assert_eq!(chosen(&rt, None).unwrap(), "hsa/direct");
+        let rt = runtime(vec![
+            ("cuda", true, [UP(10), down(), down()]),
+            ("hsa", true, [UP(10), down(), down()]),
+        ]);
+        assert_eq!(chosen(&rt, None).unwrap(), "cuda/direct");
+    }
+
+    #[test]
+    fn unavailable_pairs_come_last_in_backend_then_transport_order() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), down(), down()]),
+            ("cpu", false, [down(), UP(2), UP(1)]),
+        ]);
+        let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
+        assert_eq!(
+            order,
+            [
+                "cpu/forward",
+                "cpu/mailbox",
+                "cuda/direct",
+                "cuda/forward",
+                "cuda/mailbox",
+                "cpu/direct"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_forced_pair_is_honoured_or_refused_with_the_reason_never_replaced() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), down(), down()]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        assert_eq!(chosen(&rt, Some("cpu/mailbox")).unwrap(), "cpu/mailbox");
+        let e = chosen(&rt, Some("cuda/direct")).unwrap_err();
+        assert!(matches!(e, SelectError::Unavailable { .. }), "{e:?}");
+        assert!(e.to_string().contains("not here"), "{e}");
+        assert!(e.to_string().contains("--backend cuda/direct"), "{e}");
+        let e = chosen(&rt, Some("cuda")).unwrap_err();
+        assert!(matches!(e, SelectError::NoTransport { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .contains("cuda/direct, cuda/forward, cuda/mailbox: not here"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_backend_alone_gets_its_best_available_transport() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), UP(20), UP(10)]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        assert_eq!(chosen(&rt, Some("cpu")).unwrap(), "cpu/direct");
+        assert_eq!(chosen(&rt, Some("CUDA")).unwrap(), "cuda/forward");
+    }
+
+    #[test]
+    fn malformed_and_unknown_requests_say_what_is_accepted() {
+        let rt = runtime(vec![("cpu", false, [UP(3), UP(2), UP(1)])]);
+        let e = chosen(&rt, Some("cpu/fast")).unwrap_err();
+        assert!(e.to_string().contains("unknown transport \"fast\""), "{e}");
+        assert!(e.to_string().contains("direct, forward, mailbox"), "{e}");
+        let e = chosen(&rt, Some("rocm/direct")).unwrap_err();
+        assert!(matches!(e, SelectError::UnknownBackend { .. }), "{e:?}");
+        assert!(chosen(&rt, Some("/direct")).is_err());
+    }
+
+    #[test]
+    fn the_default_backends_are_cuda_hsa_cpu_in_that_order() {
+        let rt = Runtime::from_backends(vec![
+            CudaPlaceholder::new().into(),
+            HsaBackend::new().into(),
+            CpuBackend::new(TransportBuilders::none()).into(),
+        ]);
+        let names: Vec<&str> = rt.probes().map(|p| p.backend).collect();
+        assert_eq!(names, ["cuda", "hsa", "cpu"]);
+        let defaults: Vec<&str> = default_backends().iter().map(|b| b.name()).collect();
+        assert_eq!(defaults, names);
+    }
+}

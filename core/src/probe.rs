@@ -22,7 +22,8 @@ use std::ffi::c_void;
 use std::fmt;
 
 use rustix::fd::OwnedFd;
-use rustix::io::Errno;
+/// The errno type of every [`Refusal`] (re-exported so callers need no rustix).
+pub use rustix::io::Errno;
 use rustix::io_uring::{
     io_uring_params, io_uring_ptr, io_uring_register, io_uring_restriction, io_uring_setup, iovec,
     IoringOp, IoringRegisterOp, IoringRestrictionOp, IoringSetupFlags, IoringSqeFlags,
