@@ -107,7 +107,7 @@ fn io_uring_setup_refused_with_eperm_chooses_mailbox_and_names_the_seccomp_block
     mailbox_is_chosen_and_the_cause_is_named(
         libc::EPERM,
         "EPERM",
-        "io_uring is blocked here (container seccomp profile or kernel.io_uring_disabled=2)",
+        "io_uring is blocked here (container seccomp profile or kernel.io_uring_disabled=2",
     );
 }
 

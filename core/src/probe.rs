@@ -373,6 +373,11 @@ fn explain_setup(r: &Refusal, disabled: Option<u32>) -> String {
             Some(1) => "io_uring is allowed only to CAP_SYS_ADMIN or members of \
                         kernel.io_uring_group here (kernel.io_uring_disabled=1)"
                 .to_string(),
+            Some(0) => "io_uring is blocked here (container seccomp profile or \
+                        kernel.io_uring_disabled=2; the sysctl is 0, so a seccomp profile): \
+                        run the container with a seccomp profile that allows \
+                        io_uring_setup/enter/register"
+                .to_string(),
             _ => "io_uring is blocked here (container seccomp profile or \
                   kernel.io_uring_disabled=2); run the container with a seccomp profile \
                   that allows io_uring_setup/enter/register"
