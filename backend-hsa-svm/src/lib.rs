@@ -1,1 +1,251 @@
 //! gpuio-backend-hsa-svm: AMD GPUs through HSA fine-grained memory (probing only, for now).
+//!
+//! Layers as in cudarc: [`sys`] (a libloading table of the HSA runtime's functions,
+//! opened once, every name tried reported) → [`result`] (each call checked, a typed
+//! [`HsaError`](result::HsaError) with the runtime's text) → [`probe`] (what the
+//! machine has, as data). [`HsaBackend`] answers the backend role with that data;
+//! it cannot open channels yet (no HSA memory provider or device runner), so every
+//! transport is unavailable with the reason, and `open` says so.
+
+pub mod probe;
+pub mod result;
+pub mod sys;
+
+use gpuio_core::backend::{Availability, Backend, BackendError, BackendProbe, Capability};
+use gpuio_core::{Channel, ChannelConfig, TransportKind};
+
+use probe::HsaFindings;
+
+/// The AMD backend: HSA fine-grained SVM memory.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HsaBackend;
+
+impl HsaBackend {
+    pub const NAME: &'static str = "hsa";
+
+    pub fn new() -> Self {
+        Self
+    }
+
+    /// The probe's answer built from `findings` (what [`Backend::probe`] returns).
+    pub fn probe_from(findings: &HsaFindings) -> BackendProbe {
+        let verdict = findings.verdict();
+        let reason = match &verdict {
+            Ok(gpus) => format!(
+                "found {gpus} with fine-grained memory, but gpuio's HSA memory provider and \
+                 device runner are not built yet; use the cuda or cpu backend"
+            ),
+            Err(why) => why.clone(),
+        };
+        BackendProbe {
+            backend: Self::NAME,
+            device: match &verdict {
+                Ok(gpus) => gpus.clone(),
+                Err(_) => "none".to_string(),
+            },
+            capabilities: capabilities(findings),
+            transports: TransportKind::ALL
+                .into_iter()
+                .map(|t| {
+                    (
+                        t,
+                        Availability::Unavailable {
+                            reason: reason.clone(),
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+fn capabilities(f: &HsaFindings) -> Vec<Capability> {
+    let mut caps = vec![
+        Capability::new(
+            "library",
+            match &f.library {
+                Ok(name) => name.clone(),
+                Err(e) => e.to_string(),
+            },
+        ),
+        Capability::new("/dev/kfd", if f.kfd { "present" } else { "absent" }),
+    ];
+    if let Some(init) = &f.init {
+        caps.push(Capability::new(
+            "hsa_init",
+            match init {
+                Ok(()) => "ok".to_string(),
+                Err(e) => e.to_string(),
+            },
+        ));
+    }
+    if f.init == Some(Ok(())) {
+        caps.push(Capability::new("gpu agents", f.gpus().count()));
+        for (i, a) in f.agents.iter().enumerate() {
+            let kind = match a.device_type {
+                sys::HSA_DEVICE_TYPE_GPU => "gpu",
+                sys::HSA_DEVICE_TYPE_CPU => "cpu",
+                _ => "other",
+            };
+            let fine: usize = a.fine_grained_pools.iter().sum();
+            caps.push(Capability::new(
+                format!("agent {i}"),
+                format!(
+                    "{kind} {}: {} fine-grained global pools ({} MiB), {} coarse-grained",
+                    a.describe(),
+                    a.fine_grained_pools.len(),
+                    fine >> 20,
+                    a.coarse_grained_pools
+                ),
+            ));
+        }
+    }
+    caps
+}
+
+impl Backend for HsaBackend {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn probe(&self) -> BackendProbe {
+        Self::probe_from(&HsaFindings::detect())
+    }
+
+    fn open(
+        &self,
+        transport: TransportKind,
+        _config: ChannelConfig,
+    ) -> Result<Channel, BackendError> {
+        let reason = match self.probe().availability(transport) {
+            Availability::Unavailable { reason } => reason,
+            Availability::Available { .. } => {
+                "the HSA backend cannot open channels yet (no memory provider or device runner)"
+                    .to_string()
+            }
+        };
+        Err(BackendError::Unavailable {
+            backend: Self::NAME,
+            transport,
+            reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::HsaError;
+    use crate::sys::LoadError;
+
+    #[test]
+    fn a_missing_library_is_an_error_listing_every_name_tried() {
+        let e = sys::Lib::open(&["libgpuio-no-such-hsa.so.1", "/nowhere/libhsa.so"]).unwrap_err();
+        let LoadError::NotFound { tried } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(tried.len(), 2);
+        let text = e.to_string();
+        assert!(text.contains("libgpuio-no-such-hsa.so.1"), "{text}");
+        assert!(text.contains("/nowhere/libhsa.so"), "{text}");
+    }
+
+    #[test]
+    fn a_library_without_hsa_symbols_is_an_error_naming_the_symbol_not_a_panic() {
+        // libc loads everywhere and has no hsa_init.
+        let e = sys::Lib::open(&["libc.so.6"]).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                LoadError::MissingSymbol {
+                    symbol: "hsa_init",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn no_dev_kfd_is_its_own_reason() {
+        let e = HsaError {
+            call: "hsa_init",
+            status: sys::HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+            text: None,
+        };
+        let without = probe::init_failure_reason(&e, false);
+        assert!(without.starts_with("no /dev/kfd: the amdgpu kernel driver is not loaded or this container was not given the device"), "{without}");
+        assert!(
+            without.contains("HSA_STATUS_ERROR_OUT_OF_RESOURCES"),
+            "{without}"
+        );
+        let with = probe::init_failure_reason(&e, true);
+        assert!(!with.contains("no /dev/kfd"), "{with}");
+    }
+
+    #[test]
+    fn the_probe_never_offers_a_transport_and_open_says_why() {
+        let p = HsaBackend.probe();
+        assert_eq!(p.backend, "hsa");
+        assert_eq!(p.transports.len(), 3);
+        for (_, a) in &p.transports {
+            let Availability::Unavailable { reason } = a else {
+                panic!("hsa transport available: {a:?}");
+            };
+            assert!(!reason.is_empty());
+        }
+        let err = HsaBackend
+            .open(TransportKind::Mailbox, ChannelConfig::default())
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            BackendError::Unavailable { backend: "hsa", .. }
+        ));
+    }
+
+    #[test]
+    fn without_the_runtime_installed_the_reason_says_how_to_install_it() {
+        let f = HsaFindings {
+            library: Err(LoadError::NotFound {
+                tried: vec![("libhsa-runtime64.so.1".into(), "not found".into())],
+            }),
+            kfd: false,
+            init: None,
+            agents: vec![],
+            walk: None,
+        };
+        let reason = f.verdict().unwrap_err();
+        assert!(reason.contains("libhsa-runtime64.so.1"), "{reason}");
+        assert!(reason.contains("install"), "{reason}");
+    }
+
+    #[test]
+    fn a_gpu_with_fine_grained_memory_is_found_but_not_yet_usable() {
+        let f = HsaFindings {
+            library: Ok("libhsa-runtime64.so.1".into()),
+            kfd: true,
+            init: Some(Ok(())),
+            agents: vec![
+                probe::Agent {
+                    name: "AMD EPYC".into(),
+                    product: None,
+                    device_type: sys::HSA_DEVICE_TYPE_CPU,
+                    fine_grained_pools: vec![1 << 30],
+                    coarse_grained_pools: 0,
+                },
+                probe::Agent {
+                    name: "gfx90a".into(),
+                    product: Some("AMD Instinct MI210".into()),
+                    device_type: sys::HSA_DEVICE_TYPE_GPU,
+                    fine_grained_pools: vec![],
+                    coarse_grained_pools: 1,
+                },
+            ],
+            walk: None,
+        };
+        assert_eq!(f.verdict(), Ok("AMD Instinct MI210 (gfx90a)".to_string()));
+        let p = HsaBackend::probe_from(&f);
+        assert_eq!(p.device, "AMD Instinct MI210 (gfx90a)");
+        assert!(p.transports.iter().all(|(_, a)| !a.is_available()));
+    }
+}

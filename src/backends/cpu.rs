@@ -1,0 +1,160 @@
+//! The CPU device: kernels compiled as host C++, one OS thread per emulated GPU
+//! thread, plain host memory. Always present, and last in selection (the lowest
+//! scores); which transports it offers is what io_uring allows here.
+
+use std::sync::{Arc, OnceLock};
+
+use gpuio_core::backend::{Availability, Backend, BackendError, BackendProbe, Capability};
+use gpuio_core::probe::UringProbe;
+use gpuio_core::{
+    Channel, ChannelConfig, HostMemory, MemoryProvider, TransportBuilder, TransportKind,
+};
+
+/// Scores of the CPU device's transports: below any GPU's.
+pub const SCORE_DIRECT: u32 = 3;
+pub const SCORE_FORWARD: u32 = 2;
+pub const SCORE_MAILBOX: u32 = 1;
+
+/// One builder per transport; `None` where this build has none (see
+/// [`cpu_builders`](super::cpu_builders)).
+#[derive(Clone, Default)]
+pub struct TransportBuilders {
+    pub direct: Option<Arc<dyn TransportBuilder>>,
+    pub forward: Option<Arc<dyn TransportBuilder>>,
+    pub mailbox: Option<Arc<dyn TransportBuilder>>,
+}
+
+impl TransportBuilders {
+    /// No builders: probing works, opening says which builder is missing.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    pub fn get(&self, kind: TransportKind) -> Option<&Arc<dyn TransportBuilder>> {
+        match kind {
+            TransportKind::Direct => self.direct.as_ref(),
+            TransportKind::Forward => self.forward.as_ref(),
+            TransportKind::Mailbox => self.mailbox.as_ref(),
+        }
+    }
+}
+
+impl std::fmt::Debug for TransportBuilders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let wired: Vec<&str> = TransportKind::ALL
+            .into_iter()
+            .filter(|k| self.get(*k).is_some())
+            .map(TransportKind::name)
+            .collect();
+        write!(f, "TransportBuilders {wired:?}")
+    }
+}
+
+/// The CPU device backend.
+#[derive(Debug)]
+pub struct CpuBackend {
+    builders: TransportBuilders,
+    /// io_uring facts: given, or asked for once on first use.
+    uring: OnceLock<UringProbe>,
+}
+
+impl CpuBackend {
+    pub const NAME: &'static str = "cpu";
+
+    /// Probes io_uring (with `GPUIO_PROBE_FAKE` applied) on first use.
+    pub fn new(builders: TransportBuilders) -> Self {
+        Self {
+            builders,
+            uring: OnceLock::new(),
+        }
+    }
+
+    /// Uses `uring` instead of asking the kernel (for tests and callers that probed).
+    pub fn with_uring(builders: TransportBuilders, uring: UringProbe) -> Self {
+        Self {
+            builders,
+            uring: OnceLock::from(uring),
+        }
+    }
+
+    pub fn uring(&self) -> &UringProbe {
+        self.uring.get_or_init(|| UringProbe::detect(&HostMemory))
+    }
+
+    fn availability(&self, kind: TransportKind) -> Availability {
+        let u = self.uring();
+        match kind {
+            TransportKind::Direct => u.direct(SCORE_DIRECT),
+            TransportKind::Forward => u.forward(SCORE_FORWARD),
+            TransportKind::Mailbox => u.mailbox(SCORE_MAILBOX),
+        }
+    }
+}
+
+/// The host threads a CPU-device kernel's emulated threads share.
+fn host_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    fn probe(&self) -> BackendProbe {
+        let u = self.uring();
+        let mut capabilities = vec![
+            Capability::new("host threads", host_threads()),
+            Capability::new("memory provider", HostMemory.name()),
+            Capability::new(
+                "kernel.io_uring_disabled",
+                u.io_uring_disabled
+                    .map_or_else(|| "(no such sysctl)".to_string(), |v| v.to_string()),
+            ),
+        ];
+        for (name, fact) in u.facts() {
+            capabilities.push(Capability::new(
+                format!("io_uring.{}", name.name()),
+                match fact {
+                    Ok(()) => "ok".to_string(),
+                    Err(r) => r.to_string(),
+                },
+            ));
+        }
+        BackendProbe {
+            backend: Self::NAME,
+            device: format!(
+                "CPU device ({} host threads emulate GPU threads)",
+                host_threads()
+            ),
+            capabilities,
+            transports: TransportKind::ALL
+                .into_iter()
+                .map(|k| (k, self.availability(k)))
+                .collect(),
+        }
+    }
+
+    fn open(
+        &self,
+        transport: TransportKind,
+        config: ChannelConfig,
+    ) -> Result<Channel, BackendError> {
+        let unavailable = |reason: String| BackendError::Unavailable {
+            backend: Self::NAME,
+            transport,
+            reason,
+        };
+        if let Availability::Unavailable { reason } = self.availability(transport) {
+            return Err(unavailable(reason));
+        }
+        let builder = self.builders.get(transport).ok_or_else(|| {
+            unavailable(format!(
+                "this build has no {transport} transport builder wired into the CPU backend \
+                 (gpuio::backends::cpu_builders)"
+            ))
+        })?;
+        let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
+        Ok(Channel::open(provider, builder.as_ref(), config)?)
+    }
+}

@@ -1,0 +1,227 @@
+//! What the `gpuio` commands do; `main.rs` only parses arguments and prints errors.
+//!
+//! Every command first resolves the backend (`--backend`, else `GPUIO_BACKEND`, else
+//! the best available pair), so a forced pair that is unavailable stops every
+//! command with the probe's reason.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use gpuio_core::backend::Availability;
+use serde::Serialize;
+
+use crate::runtime::{ChannelFactory, Request, Runtime, SelectError};
+
+/// Exit status of a command that is not built yet.
+pub const EXIT_NOT_BUILT: u8 = 2;
+/// Exit status when the backend asked for is unavailable or the request is malformed.
+pub const EXIT_UNAVAILABLE: u8 = 1;
+
+/// One row of `gpuio probe`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PairRow {
+    pub backend: &'static str,
+    pub transport: &'static str,
+    pub gpu: bool,
+    pub available: bool,
+    pub score: Option<u32>,
+    /// Why not, when unavailable.
+    pub reason: Option<String>,
+    pub chosen: bool,
+}
+
+/// What one backend's probe found.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct BackendRow {
+    pub name: &'static str,
+    pub device: String,
+    pub capabilities: Vec<CapabilityRow>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CapabilityRow {
+    pub name: String,
+    pub value: String,
+}
+
+/// Everything `gpuio probe` shows; `--json` prints it as is.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ProbeReport {
+    /// The chosen pair (`cpu/direct`), or none when the request could not be met.
+    pub chosen: Option<String>,
+    /// What `--backend` / `GPUIO_BACKEND` asked for.
+    pub requested: Option<String>,
+    /// Why the request could not be met.
+    pub error: Option<String>,
+    /// Every pair, best first.
+    pub pairs: Vec<PairRow>,
+    pub backends: Vec<BackendRow>,
+}
+
+impl ProbeReport {
+    /// The report of `runtime`'s probes and what `request` selects.
+    pub fn new(runtime: &Runtime, request: Option<&Request>) -> Self {
+        let choice = runtime.choose(request);
+        let chosen = choice.as_ref().ok().map(ChannelFactory::pair);
+        let pairs = runtime
+            .ranked()
+            .into_iter()
+            .map(|s| PairRow {
+                backend: s.pair.backend,
+                transport: s.pair.transport.name(),
+                gpu: s.gpu,
+                available: s.availability.is_available(),
+                score: s.availability.score(),
+                reason: match s.availability {
+                    Availability::Available { .. } => None,
+                    Availability::Unavailable { reason } => Some(reason),
+                },
+                chosen: Some(s.pair) == chosen,
+            })
+            .collect();
+        let backends = runtime
+            .probes()
+            .map(|p| BackendRow {
+                name: p.backend,
+                device: p.device.clone(),
+                capabilities: p
+                    .capabilities
+                    .iter()
+                    .map(|c| CapabilityRow {
+                        name: c.name.clone(),
+                        value: c.value.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Self {
+            chosen: chosen.map(|p| p.to_string()),
+            requested: request.map(ToString::to_string),
+            error: choice.err().map(|e| e.to_string()),
+            pairs,
+            backends,
+        }
+    }
+
+    /// The table a person reads.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let w_backend = self
+            .pairs
+            .iter()
+            .map(|p| p.backend.len())
+            .max()
+            .unwrap_or(0)
+            .max("backend".len());
+        let _ = writeln!(
+            out,
+            "  {:<w_backend$}  {:<9}  {:<11}  {:>5}  reason",
+            "backend", "transport", "status", "score"
+        );
+        for p in &self.pairs {
+            let _ = writeln!(
+                out,
+                "{} {:<w_backend$}  {:<9}  {:<11}  {:>5}  {}",
+                if p.chosen { "*" } else { " " },
+                p.backend,
+                p.transport,
+                if p.available {
+                    "available"
+                } else {
+                    "unavailable"
+                },
+                p.score.map_or_else(|| "-".to_string(), |s| s.to_string()),
+                p.reason.as_deref().unwrap_or(""),
+            );
+        }
+        let _ = writeln!(out);
+        for b in &self.backends {
+            let _ = writeln!(out, "{}: {}", b.name, b.device);
+            for c in &b.capabilities {
+                let _ = writeln!(out, "    {}: {}", c.name, c.value);
+            }
+        }
+        let _ = writeln!(out);
+        match (&self.chosen, &self.requested) {
+            (Some(c), Some(r)) => {
+                let _ = writeln!(out, "chosen: {c} (asked for by {r})");
+            }
+            (Some(c), None) => {
+                let _ = writeln!(out, "chosen: {c}");
+            }
+            (None, _) => {
+                let _ = writeln!(out, "chosen: none");
+            }
+        }
+        out
+    }
+}
+
+/// `gpuio probe`: the table (or JSON) of every pair; fails when the pair asked
+/// for is unavailable, after printing the table.
+pub fn probe(runtime: &Runtime, request: Option<&Request>, json: bool) -> ExitCode {
+    let report = ProbeReport::new(runtime, request);
+    if json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(text) => print_stdout(&format!("{text}\n")),
+            Err(e) => {
+                eprintln!("gpuio probe: could not write JSON: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print_stdout(&report.to_text());
+    }
+    match &report.error {
+        Some(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_UNAVAILABLE)
+        }
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// Writes to stdout; a closed pipe (`gpuio probe | head`) is not an error worth a panic.
+fn print_stdout(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("gpuio: writing to stdout: {e}");
+        }
+    }
+}
+
+/// Resolves the pair a command runs on, or says why it cannot.
+pub fn resolve(
+    runtime: &Runtime,
+    request: Option<&Request>,
+) -> Result<ChannelFactory, SelectError> {
+    let factory = runtime.choose(request)?;
+    tracing::info!(pair = %factory.pair(), device = %factory.probe().device, "backend chosen");
+    Ok(factory)
+}
+
+fn not_built(command: &str, factory: &ChannelFactory) -> ExitCode {
+    eprintln!(
+        "gpuio {command}: not built yet (would run on {} — {})",
+        factory.pair(),
+        factory.probe().device
+    );
+    ExitCode::from(EXIT_NOT_BUILT)
+}
+
+/// `gpuio bench`. INTEGRATOR: measures the chosen pair against its references.
+pub fn bench(factory: &ChannelFactory) -> ExitCode {
+    not_built("bench", factory)
+}
+
+/// `gpuio selftest`. INTEGRATOR: conformance kernels per backend, `N passed, N failed`.
+pub fn selftest(factory: &ChannelFactory) -> ExitCode {
+    not_built("selftest", factory)
+}
+
+/// `gpuio run`. INTEGRATOR: runs a kernel on the chosen pair.
+pub fn run(factory: &ChannelFactory, _args: &[String]) -> ExitCode {
+    not_built("run", factory)
+}

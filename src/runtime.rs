@@ -1,0 +1,550 @@
+//! Probe → select → open.
+//!
+//! [`Runtime::probe`] asks every backend once and keeps the answers. Selection reads
+//! only those answers and is a fixed, reproducible order over (backend, transport)
+//! pairs that are available:
+//!
+//! 1. a GPU backend before the CPU device;
+//! 2. `direct` > `forward` > `mailbox`;
+//! 3. the backend's score, higher first;
+//! 4. the backends' fixed order ([`default_backends`]).
+//!
+//! `GPUIO_BACKEND=<backend>[/<transport>]` (or the CLI's `--backend`) forces a pair;
+//! a backend alone gets its best available transport. If what was asked for is
+//! unavailable, selection fails with the probe's reason — it never falls back to
+//! something the user did not ask for.
+
+use std::fmt;
+use std::sync::Arc;
+
+use gpuio_core::backend::{Availability, BackendError, BackendProbe};
+use gpuio_core::{Channel, ChannelConfig, TransportKind};
+
+use crate::backends::{default_backends, AnyBackend, DynBackend};
+
+/// The environment variable that forces a backend or pair.
+pub const BACKEND_ENV: &str = "GPUIO_BACKEND";
+
+/// One (backend, transport) pair, written `backend/transport`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pair {
+    pub backend: &'static str,
+    pub transport: TransportKind,
+}
+
+impl fmt::Display for Pair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.backend, self.transport)
+    }
+}
+
+/// Where a request for a backend came from (said in errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The `GPUIO_BACKEND` environment variable.
+    Env,
+    /// The CLI's `--backend` flag.
+    Flag,
+    /// A program's call ([`Runtime::with`]).
+    Code,
+}
+
+/// A request for a backend, and maybe a transport.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub backend: String,
+    pub transport: Option<TransportKind>,
+    pub origin: Origin,
+    /// The text as given.
+    pub given: String,
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.origin {
+            Origin::Env => write!(f, "{BACKEND_ENV}={}", self.given),
+            Origin::Flag => write!(f, "--backend {}", self.given),
+            Origin::Code => write!(f, "Runtime::with({})", self.given),
+        }
+    }
+}
+
+impl Request {
+    /// Parses `backend` or `backend/transport` (the backend's name is checked when
+    /// selecting, against the backends there are).
+    pub fn parse(given: &str, origin: Origin) -> Result<Self, SelectError> {
+        let given = given.trim();
+        let bad = |why: String| SelectError::BadRequest {
+            given: given.to_string(),
+            origin,
+            why,
+        };
+        let (backend, transport) = match given.split_once('/') {
+            Some((b, t)) => {
+                let t = TransportKind::from_name(t.trim())
+                    .ok_or_else(|| bad(format!("unknown transport {:?}", t.trim())))?;
+                (b.trim(), Some(t))
+            }
+            None => (given, None),
+        };
+        if backend.is_empty() {
+            return Err(bad("no backend named".to_string()));
+        }
+        Ok(Self {
+            backend: backend.to_ascii_lowercase(),
+            transport,
+            origin,
+            given: given.to_string(),
+        })
+    }
+
+    /// The request in `GPUIO_BACKEND`, if it is set and not empty.
+    pub fn from_env() -> Result<Option<Self>, SelectError> {
+        match std::env::var(BACKEND_ENV) {
+            Ok(v) if !v.trim().is_empty() => Self::parse(&v, Origin::Env).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The request of a CLI's `--backend` flag, else `GPUIO_BACKEND`'s.
+    pub fn from_flag_or_env(flag: Option<&str>) -> Result<Option<Self>, SelectError> {
+        match flag {
+            Some(v) => Self::parse(v, Origin::Flag).map(Some),
+            None => Self::from_env(),
+        }
+    }
+}
+
+/// Why no channel factory could be chosen.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    #[error("{} is not <backend>[/<transport>]: {why} (backends: cuda, hsa, cpu; transports: direct, forward, mailbox)", origin_text(*.origin, .given))]
+    BadRequest {
+        given: String,
+        origin: Origin,
+        why: String,
+    },
+    #[error("{request} asks for backend {backend:?}, which does not exist (backends: {known})")]
+    UnknownBackend {
+        request: String,
+        backend: String,
+        known: String,
+    },
+    #[error("{pair} was asked for ({request}) but is unavailable: {reason}")]
+    Unavailable {
+        pair: Pair,
+        request: String,
+        reason: String,
+    },
+    #[error(
+        "{backend} was asked for ({request}) but none of its transports is available: {reasons}"
+    )]
+    NoTransport {
+        backend: &'static str,
+        request: String,
+        reasons: String,
+    },
+    #[error("no backend is available here: {reasons}")]
+    NothingAvailable { reasons: String },
+}
+
+fn origin_text(origin: Origin, given: &str) -> String {
+    match origin {
+        Origin::Env => format!("{BACKEND_ENV}={given}"),
+        Origin::Flag => format!("--backend {given}"),
+        Origin::Code => format!("Runtime::with({given})"),
+    }
+}
+
+/// Why a channel could not be had at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    #[error(transparent)]
+    Open(#[from] BackendError),
+}
+
+/// One pair as the probe found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairStatus {
+    pub pair: Pair,
+    /// Whether the backend runs kernels on a GPU.
+    pub gpu: bool,
+    pub availability: Availability,
+}
+
+struct Entry {
+    backend: Arc<AnyBackend>,
+    probe: BackendProbe,
+    gpu: bool,
+}
+
+/// Every backend, probed once.
+pub struct Runtime {
+    entries: Vec<Entry>,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| &e.probe))
+            .finish()
+    }
+}
+
+/// A transport's rank in selection: higher is preferred.
+fn transport_rank(t: TransportKind) -> u8 {
+    match t {
+        TransportKind::Direct => 3,
+        TransportKind::Forward => 2,
+        TransportKind::Mailbox => 1,
+    }
+}
+
+impl Runtime {
+    /// Probes the default backends ([`default_backends`]).
+    pub fn probe() -> Self {
+        Self::from_backends(default_backends())
+    }
+
+    /// Probes `backends`, kept in the given (tie-breaking) order.
+    pub fn from_backends(backends: Vec<AnyBackend>) -> Self {
+        let entries = backends
+            .into_iter()
+            .map(|b| {
+                let probe = b.probe();
+                tracing::debug!(backend = probe.backend, ?probe, "probed");
+                Entry {
+                    gpu: b.is_gpu(),
+                    backend: Arc::new(b),
+                    probe,
+                }
+            })
+            .collect();
+        Self { entries }
+    }
+
+    /// The probes' answers, in the backends' order.
+    pub fn probes(&self) -> impl Iterator<Item = &BackendProbe> {
+        self.entries.iter().map(|e| &e.probe)
+    }
+
+    /// Every pair: the available ones in selection order, then the unavailable ones
+    /// in the backends' and transports' order.
+    pub fn ranked(&self) -> Vec<PairStatus> {
+        let mut all: Vec<(usize, PairStatus)> = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            for t in TransportKind::ALL {
+                all.push((
+                    i,
+                    PairStatus {
+                        pair: Pair {
+                            backend: e.probe.backend,
+                            transport: t,
+                        },
+                        gpu: e.gpu,
+                        availability: e.probe.availability(t),
+                    },
+                ));
+            }
+        }
+        all.sort_by_key(|(i, s)| {
+            let available = s.availability.is_available();
+            (
+                std::cmp::Reverse(available),
+                std::cmp::Reverse(available && s.gpu),
+                std::cmp::Reverse(if available {
+                    transport_rank(s.pair.transport)
+                } else {
+                    0
+                }),
+                std::cmp::Reverse(s.availability.score().unwrap_or(0)),
+                *i,
+                std::cmp::Reverse(transport_rank(s.pair.transport)),
+            )
+        });
+        all.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// The best available pair, or the one `request` asks for.
+    pub fn choose(&self, request: Option<&Request>) -> Result<ChannelFactory, SelectError> {
+        let ranked = self.ranked();
+        let Some(request) = request else {
+            let best = ranked
+                .iter()
+                .find(|s| s.availability.is_available())
+                .ok_or_else(|| SelectError::NothingAvailable {
+                    reasons: reasons(&ranked),
+                })?;
+            return self.factory(best.pair);
+        };
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.probe.backend == request.backend)
+            .ok_or_else(|| SelectError::UnknownBackend {
+                request: request.to_string(),
+                backend: request.backend.clone(),
+                known: self
+                    .entries
+                    .iter()
+                    .map(|e| e.probe.backend)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        let backend = entry.probe.backend;
+        match request.transport {
+            Some(transport) => {
+                let pair = Pair { backend, transport };
+                match entry.probe.availability(transport) {
+                    Availability::Available { .. } => self.factory(pair),
+                    Availability::Unavailable { reason } => Err(SelectError::Unavailable {
+                        pair,
+                        request: request.to_string(),
+                        reason,
+                    }),
+                }
+            }
+            None => {
+                let mine: Vec<PairStatus> = ranked
+                    .into_iter()
+                    .filter(|s| s.pair.backend == backend)
+                    .collect();
+                match mine.iter().find(|s| s.availability.is_available()) {
+                    Some(s) => self.factory(s.pair),
+                    None => Err(SelectError::NoTransport {
+                        backend,
+                        request: request.to_string(),
+                        reasons: reasons(&mine),
+                    }),
+                }
+            }
+        }
+    }
+
+    fn factory(&self, pair: Pair) -> Result<ChannelFactory, SelectError> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.probe.backend == pair.backend)
+            .ok_or_else(|| SelectError::NothingAvailable {
+                reasons: format!("{pair} names no probed backend"),
+            })?;
+        Ok(ChannelFactory {
+            backend: entry.backend.clone(),
+            probe: entry.probe.clone(),
+            pair,
+        })
+    }
+
+    /// Probes every backend and returns the chosen channel factory: the one
+    /// `GPUIO_BACKEND` asks for, else the best available.
+    pub fn auto() -> Result<ChannelFactory, SelectError> {
+        let request = Request::from_env()?;
+        Self::probe().choose(request.as_ref())
+    }
+
+    /// Probes every backend and returns the factory of `pair`, or why it is
+    /// unavailable.
+    pub fn with(pair: &str) -> Result<ChannelFactory, SelectError> {
+        let request = Request::parse(pair, Origin::Code)?;
+        Self::probe().choose(Some(&request))
+    }
+}
+
+/// Unavailable pairs' reasons, each distinct reason once with the pairs it covers.
+fn reasons(statuses: &[PairStatus]) -> String {
+    let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
+    for s in statuses {
+        if let Availability::Unavailable { reason } = &s.availability {
+            match grouped.iter_mut().find(|(r, _)| r == reason) {
+                Some((_, pairs)) => pairs.push(s.pair.to_string()),
+                None => grouped.push((reason.clone(), vec![s.pair.to_string()])),
+            }
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(r, pairs)| format!("{}: {r}", pairs.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A chosen (backend, transport) pair that opens channels.
+#[derive(Clone)]
+pub struct ChannelFactory {
+    backend: Arc<AnyBackend>,
+    probe: BackendProbe,
+    pair: Pair,
+}
+
+impl fmt::Debug for ChannelFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ChannelFactory({} on {})", self.pair, self.probe.device)
+    }
+}
+
+impl ChannelFactory {
+    pub fn pair(&self) -> Pair {
+        self.pair
+    }
+
+    /// What the backend's probe found.
+    pub fn probe(&self) -> &BackendProbe {
+        &self.probe
+    }
+
+    /// Opens a channel on this pair.
+    pub fn open(&self, config: ChannelConfig) -> Result<Channel, BackendError> {
+        self.backend.open(self.pair.transport, config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backends::{CpuBackend, CudaPlaceholder, TransportBuilders};
+    use gpuio_backend_hsa_svm::HsaBackend;
+
+    const UP: fn(u32) -> Availability = |score| Availability::Available { score };
+
+    fn down() -> Availability {
+        Availability::Unavailable {
+            reason: "not here".to_string(),
+        }
+    }
+
+    /// A runtime whose probes are given, not asked for (ranking reads only them).
+    fn runtime(rows: Vec<(&'static str, bool, [Availability; 3])>) -> Runtime {
+        let entries = rows
+            .into_iter()
+            .map(|(name, gpu, avail)| Entry {
+                backend: Arc::new(if gpu {
+                    AnyBackend::from(CudaPlaceholder::new())
+                } else {
+                    AnyBackend::from(CpuBackend::new(TransportBuilders::none()))
+                }),
+                probe: BackendProbe {
+                    backend: name,
+                    device: name.to_string(),
+                    capabilities: vec![],
+                    transports: TransportKind::ALL.into_iter().zip(avail).collect(),
+                },
+                gpu,
+            })
+            .collect();
+        Runtime { entries }
+    }
+
+    fn chosen(rt: &Runtime, request: Option<&str>) -> Result<String, SelectError> {
+        let request = request
+            .map(|r| Request::parse(r, Origin::Flag))
+            .transpose()?;
+        rt.choose(request.as_ref()).map(|f| f.pair().to_string())
+    }
+
+    #[test]
+    fn a_gpu_mailbox_ranks_before_cpu_direct() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), down(), UP(10)]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        assert_eq!(chosen(&rt, None).unwrap(), "cuda/mailbox");
+    }
+
+    #[test]
+    fn direct_beats_forward_beats_mailbox_whatever_the_scores() {
+        let rt = runtime(vec![("cpu", false, [UP(1), UP(50), UP(99)])]);
+        let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
+        assert_eq!(order, ["cpu/direct", "cpu/forward", "cpu/mailbox"]);
+    }
+
+    #[test]
+    fn between_gpus_the_score_then_the_fixed_order_decides() {
+        let rt = runtime(vec![
+            ("cuda", true, [UP(10), down(), down()]),
+            ("hsa", true, [UP(20), down(), down()]),
+        ]);
+        assert_eq!(chosen(&rt, None).unwrap(), "hsa/direct");
+        let rt = runtime(vec![
+            ("cuda", true, [UP(10), down(), down()]),
+            ("hsa", true, [UP(10), down(), down()]),
+        ]);
+        assert_eq!(chosen(&rt, None).unwrap(), "cuda/direct");
+    }
+
+    #[test]
+    fn unavailable_pairs_come_last_in_backend_then_transport_order() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), down(), down()]),
+            ("cpu", false, [down(), UP(2), UP(1)]),
+        ]);
+        let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
+        assert_eq!(
+            order,
+            [
+                "cpu/forward",
+                "cpu/mailbox",
+                "cuda/direct",
+                "cuda/forward",
+                "cuda/mailbox",
+                "cpu/direct"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_forced_pair_is_honoured_or_refused_with_the_reason_never_replaced() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), down(), down()]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        assert_eq!(chosen(&rt, Some("cpu/mailbox")).unwrap(), "cpu/mailbox");
+        let e = chosen(&rt, Some("cuda/direct")).unwrap_err();
+        assert!(matches!(e, SelectError::Unavailable { .. }), "{e:?}");
+        assert!(e.to_string().contains("not here"), "{e}");
+        assert!(e.to_string().contains("--backend cuda/direct"), "{e}");
+        let e = chosen(&rt, Some("cuda")).unwrap_err();
+        assert!(matches!(e, SelectError::NoTransport { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .contains("cuda/direct, cuda/forward, cuda/mailbox: not here"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_backend_alone_gets_its_best_available_transport() {
+        let rt = runtime(vec![
+            ("cuda", true, [down(), UP(20), UP(10)]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        assert_eq!(chosen(&rt, Some("cpu")).unwrap(), "cpu/direct");
+        assert_eq!(chosen(&rt, Some("CUDA")).unwrap(), "cuda/forward");
+    }
+
+    #[test]
+    fn malformed_and_unknown_requests_say_what_is_accepted() {
+        let rt = runtime(vec![("cpu", false, [UP(3), UP(2), UP(1)])]);
+        let e = chosen(&rt, Some("cpu/fast")).unwrap_err();
+        assert!(e.to_string().contains("unknown transport \"fast\""), "{e}");
+        assert!(e.to_string().contains("direct, forward, mailbox"), "{e}");
+        let e = chosen(&rt, Some("rocm/direct")).unwrap_err();
+        assert!(matches!(e, SelectError::UnknownBackend { .. }), "{e:?}");
+        assert!(chosen(&rt, Some("/direct")).is_err());
+    }
+
+    #[test]
+    fn the_default_backends_are_cuda_hsa_cpu_in_that_order() {
+        let rt = Runtime::from_backends(vec![
+            CudaPlaceholder::new().into(),
+            HsaBackend::new().into(),
+            CpuBackend::new(TransportBuilders::none()).into(),
+        ]);
+        let names: Vec<&str> = rt.probes().map(|p| p.backend).collect();
+        assert_eq!(names, ["cuda", "hsa", "cpu"]);
+        let defaults: Vec<&str> = default_backends().iter().map(|b| b.name()).collect();
+        assert_eq!(defaults, names);
+    }
+}

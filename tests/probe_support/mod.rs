@@ -1,0 +1,88 @@
+//! Helpers shared by the `probe*` test files: the `gpuio` binary with a clean
+//! environment, its JSON report, and skips that name what is missing.
+
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+/// `gpuio` with none of the variables that steer probing or selection.
+pub fn gpuio(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpuio"));
+    cmd.args(args);
+    for var in [
+        "GPUIO_BACKEND",
+        "GPUIO_PROBE_FAKE",
+        "GPUIO_LOG",
+        "RUST_LOG",
+        "GPUIO_HSA_LIB",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("the gpuio binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `gpuio probe --json`'s report, parsed.
+pub fn report(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "probe --json printed no JSON ({e}):\nstdout: {}\nstderr: {}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+/// The report's row for `backend/transport`.
+pub fn row<'a>(
+    report: &'a serde_json::Value,
+    backend: &str,
+    transport: &str,
+) -> &'a serde_json::Value {
+    report["pairs"]
+        .as_array()
+        .and_then(|rows| {
+            rows.iter()
+                .find(|r| r["backend"] == backend && r["transport"] == transport)
+        })
+        .unwrap_or_else(|| panic!("no row {backend}/{transport} in {report:#}"))
+}
+
+/// The text table's line for `backend transport`.
+pub fn line<'a>(text: &'a str, backend: &str, transport: &str) -> &'a str {
+    text.lines()
+        .find(|l| {
+            let mut words = l.trim_start_matches(['*', ' ']).split_whitespace();
+            words.next() == Some(backend) && words.next() == Some(transport)
+        })
+        .unwrap_or_else(|| panic!("no line for {backend} {transport} in:\n{text}"))
+}
+
+/// Whether the NVIDIA driver library loads here.
+pub fn libcuda_present() -> bool {
+    ["libcuda.so.1", "libcuda.so"].iter().any(|name| {
+        // SAFETY: only opens and closes the library; nothing from it is called.
+        unsafe { libloading::Library::new(name) }.is_ok()
+    })
+}
+
+/// Says the test is skipped because `part` is missing (or present, as `why` says);
+/// where `GPUIO_REQUIRE` lists `part`, that is a failure instead.
+pub fn skip(part: &str, why: &str) {
+    let required = std::env::var("GPUIO_REQUIRE").unwrap_or_default();
+    if required.split(',').any(|p| p.trim() == part) {
+        panic!("GPUIO_REQUIRE lists {part}, but {why}");
+    }
+    eprintln!("skipped: Unsupported: {part} — {why}");
+}
