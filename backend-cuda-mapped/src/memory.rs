@@ -7,22 +7,32 @@
 //! unified addressing, but never assumed). It is ordinary cached memory: the host
 //! polls it, so it is never write-combined.
 //!
-//! Why this route and not `cuMemHostAlloc`: the direct transport creates its
-//! io_uring with `IORING_SETUP_NO_MMAP`, pointing the kernel at ring memory the
-//! process allocated, and the kernel pins those pages with `pin_user_pages`.
-//! Anonymous memory is what that call is written for; memory the NVIDIA driver
-//! maps into the process (`cuMemHostAlloc`) is a driver mapping whose pages the
-//! kernel may refuse to pin. [`no_mmap_ring_accepts`] asks the running kernel, and
-//! `examples/cuda_check.rs` asks it for both kinds; the answer on the reference
-//! machine (H100, driver 580, Linux 6.18) is recorded in `docs/validation.md`.
-//! [`HostAlloc`] is kept for that comparison only.
+//! Registration is done in large chunks that the provider keeps and hands out in
+//! page-aligned pieces ([`SharedPiece`]): `cuMemHostRegister` and
+//! `cuMemHostUnregister` wait until no kernel runs on the device, so registering
+//! per channel would make opening or dropping a channel wait for every kernel in
+//! flight, a spinning one included (measured on the H100: a register + unregister
+//! issued while a kernel spun returned only when the kernel did).
+//!
+//! io_uring `NO_MMAP`: the direct transport points the kernel at ring memory the
+//! process allocated, and the kernel pins those pages (`pin_user_pages`).
+//! [`no_mmap_ring_accepts`] asks the running kernel. On the reference machine
+//! (H100, driver 580.159, Linux 6.18, 2026-11-23; `examples/cuda_check.rs`,
+//! `docs/validation.md`) it accepted, for 8- and 256-entry rings, with and
+//! without `SQPOLL`, all of: a plain anonymous mapping, the same mapping after
+//! `cuMemHostRegister`, and `cuMemHostAlloc(DEVICEMAP | PORTABLE)` memory. The
+//! registered anonymous mapping is the route taken: it is what `pin_user_pages` is
+//! written for on any kernel, the driver's own mappings may not be pinnable on
+//! others, and the process keeps control of the pages. [`HostAlloc`] is kept only
+//! to repeat that comparison.
 //!
 //! **Local** memory is device memory (`cuMemAllocAsync` from the device's pool,
 //! or `cuMemAlloc` where pools are missing), zeroed; the host reaches it only by
 //! copies. Device atomics on contended words belong there: GPU atomics on mapped
 //! host memory cross PCIe and are not reliable as host↔device synchronisation.
 //! All of it is managed on one copy stream of the provider's, never on the
-//! null stream, so no allocation, copy or free waits for a kernel that hangs.
+//! null stream, so no allocation, copy or free waits for a kernel that hangs
+//! (measured: a pool alloc + free took 0.15 ms while a kernel spun).
 //!
 //! Every owner holds an `Arc` of the context, so the context outlives the memory,
 //! and frees in `Drop` (binding the context to the dropping thread first). A
@@ -31,7 +41,7 @@
 //! mapping is still unmapped; the driver drops its page pins when the context
 //! goes) and device memory leaks until the context is destroyed.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaStream};
 use gpuio_core::memory::{AnonMapping, LocalMemory, MemoryError, SharedMemory, SharedRegion};
@@ -56,13 +66,26 @@ pub struct CudaMemory {
     /// Where device memory is allocated, filled, copied and freed; no kernel runs
     /// on it, so waiting for it never waits for a kernel.
     copies: Arc<CudaStream>,
+    shared: Arc<Arena>,
 }
 
 impl CudaMemory {
     pub fn new(ctx: Arc<CudaContext>) -> Result<Self, CudaError> {
         sys::bind(&ctx)?;
+        // SAFETY: this crate creates no CudaSlice, so cudarc's per-slice event
+        // tracking has nothing to track; with it off, creating a stream never
+        // synchronises the whole context (which would wait for a running kernel).
+        unsafe { ctx.disable_event_tracking() };
         let copies = ctx.new_stream().call("cuStreamCreate")?;
-        Ok(Self { ctx, copies })
+        Ok(Self {
+            shared: Arc::new(Arena {
+                ctx: ctx.clone(),
+                chunk: ARENA_CHUNK,
+                chunks: Mutex::new(Vec::new()),
+            }),
+            ctx,
+            copies,
+        })
     }
 
     /// The stream device memory is managed on.
@@ -73,6 +96,11 @@ impl CudaMemory {
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
+
+    /// Bytes of host memory registered so far (the arena's chunks).
+    pub fn registered_bytes(&self) -> usize {
+        self.shared.registered_bytes()
+    }
 }
 
 impl MemoryProvider for CudaMemory {
@@ -80,10 +108,157 @@ impl MemoryProvider for CudaMemory {
         PROVIDER
     }
     fn alloc_shared(&self, len: usize) -> Result<Box<dyn SharedMemory>, MemoryError> {
-        Ok(Box::new(RegisteredMapping::new(&self.ctx, len)?))
+        Ok(Box::new(Arena::alloc(&self.shared, len)?))
     }
     fn alloc_local(&self, len: usize) -> Result<Box<dyn LocalMemory>, MemoryError> {
         Ok(Box::new(DeviceAlloc::zeroed(&self.copies, len)?))
+    }
+}
+
+/// Registered memory is taken from the driver in chunks of this many bytes (or
+/// one request's size, if larger).
+pub const ARENA_CHUNK: usize = 128 << 20;
+
+/// Registered host memory, handed out in page-aligned pieces.
+///
+/// `cuMemHostRegister` and `cuMemHostUnregister` wait until no kernel runs on the
+/// device (measured on the H100: a register + unregister issued while a kernel
+/// spun returned only when the kernel did, see `docs/validation.md`). A channel
+/// opened or dropped while another channel's kernel runs, or while a timed-out
+/// kernel is still spinning, would wait just as long. So registrations are made
+/// in large chunks and kept until the provider and every piece are gone; opening
+/// and closing channels then only takes and returns pieces, on the host. Only a
+/// request the chunks cannot hold registers (and may wait).
+#[derive(Debug)]
+struct Arena {
+    ctx: Arc<CudaContext>,
+    chunk: usize,
+    chunks: Mutex<Vec<Chunk>>,
+}
+
+#[derive(Debug)]
+struct Chunk {
+    mem: RegisteredMapping,
+    free: FreeList,
+}
+
+/// Free `(offset, len)` ranges of one chunk: sorted, never adjacent (merged on
+/// return), first fit.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct FreeList(Vec<(usize, usize)>);
+
+impl FreeList {
+    fn whole(len: usize) -> Self {
+        Self(vec![(0, len)])
+    }
+
+    fn take(&mut self, len: usize) -> Option<usize> {
+        let i = self.0.iter().position(|&(_, l)| l >= len)?;
+        let (off, l) = self.0[i];
+        if l == len {
+            self.0.remove(i);
+        } else {
+            self.0[i] = (off + len, l - len);
+        }
+        Some(off)
+    }
+
+    fn give(&mut self, off: usize, len: usize) {
+        let r = &mut self.0;
+        let i = r.partition_point(|&(o, _)| o < off);
+        r.insert(i, (off, len));
+        if i + 1 < r.len() && r[i].0 + r[i].1 == r[i + 1].0 {
+            r[i].1 += r[i + 1].1;
+            r.remove(i + 1);
+        }
+        if i > 0 && r[i - 1].0 + r[i - 1].1 == r[i].0 {
+            r[i - 1].1 += r[i].1;
+            r.remove(i);
+        }
+    }
+}
+
+impl Arena {
+    fn alloc(arena: &Arc<Self>, len: usize) -> Result<SharedPiece, MemoryError> {
+        let page = rustix::param::page_size();
+        let len = len.max(1).div_ceil(page) * page;
+        let mut chunks = arena.chunks.lock().unwrap_or_else(|e| e.into_inner());
+        let found = chunks
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, c)| c.free.take(len).map(|off| (i, off)));
+        let (index, offset) = match found {
+            Some(f) => f,
+            None => {
+                let size = len.max(arena.chunk);
+                tracing::debug!(size, "registering another chunk of host memory");
+                let mem = RegisteredMapping::new(&arena.ctx, size)?;
+                let size = mem.map.len();
+                chunks.push(Chunk {
+                    mem,
+                    free: FreeList::whole(size),
+                });
+                let i = chunks.len() - 1;
+                let off = chunks[i].free.take(len).ok_or(MemoryError::OutOfRange {
+                    offset: 0,
+                    len,
+                    region_len: size,
+                })?;
+                (i, off)
+            }
+        };
+        let r = chunks[index].mem.region();
+        drop(chunks);
+        // SAFETY: `offset + len` lies inside chunk `index` (taken from its free list),
+        // which lives as long as the arena this piece holds.
+        let host = unsafe { r.host_ptr.as_ptr().add(offset) };
+        // SAFETY: the range was free, so this piece is its only user; zeroing it keeps
+        // the provider's promise of zeroed memory.
+        unsafe { std::ptr::write_bytes(host, 0, len) };
+        Ok(SharedPiece {
+            arena: arena.clone(),
+            index,
+            offset,
+            region: SharedRegion {
+                host_ptr: std::ptr::NonNull::new(host).ok_or(MemoryError::OutOfRange {
+                    offset,
+                    len,
+                    region_len: r.len,
+                })?,
+                device_addr: r.device_addr + offset as u64,
+                len,
+            },
+        })
+    }
+
+    fn registered_bytes(&self) -> usize {
+        let chunks = self.chunks.lock().unwrap_or_else(|e| e.into_inner());
+        chunks.iter().map(|c| c.mem.map.len()).sum()
+    }
+}
+
+/// A page-aligned piece of the provider's registered memory.
+#[derive(Debug)]
+pub struct SharedPiece {
+    arena: Arc<Arena>,
+    index: usize,
+    offset: usize,
+    region: SharedRegion,
+}
+
+impl SharedMemory for SharedPiece {
+    fn region(&self) -> SharedRegion {
+        self.region
+    }
+}
+
+impl Drop for SharedPiece {
+    fn drop(&mut self) {
+        // The channel's keep-alive guarantees no kernel uses the piece any more.
+        let mut chunks = self.arena.chunks.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = chunks.get_mut(self.index) {
+            c.free.give(self.offset, self.region.len);
+        }
     }
 }
 
@@ -360,4 +535,30 @@ pub fn no_mmap_ring_accepts(
     let fd = unsafe { io_uring_setup(entries, &mut p) }?;
     drop(fd);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FreeList;
+
+    #[test]
+    fn free_list_hands_out_first_fit_and_merges_returned_neighbours() {
+        let mut f = FreeList::whole(10);
+        assert_eq!(f.take(3), Some(0));
+        assert_eq!(f.take(3), Some(3));
+        assert_eq!(f.take(3), Some(6));
+        assert_eq!(f.take(2), None, "only 1 left");
+        f.give(3, 3);
+        assert_eq!(f, FreeList(vec![(3, 3), (9, 1)]));
+        f.give(0, 3);
+        assert_eq!(
+            f,
+            FreeList(vec![(0, 6), (9, 1)]),
+            "merged with the right neighbour"
+        );
+        f.give(6, 3);
+        assert_eq!(f, FreeList::whole(10), "merged on both sides");
+        assert_eq!(f.take(10), Some(0));
+        assert_eq!(f, FreeList::default());
+    }
 }
