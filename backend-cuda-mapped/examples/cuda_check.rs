@@ -6,6 +6,9 @@
 //! memory and (ii) `cuMemHostAlloc` memory; launch kernels on a channel (mapped
 //! memory both ways, `gpuio_k_nop`, a kernel that outlives its join timeout).
 //! `cuda_check trap` — a kernel that traps, then what still works.
+//! `cuda_check nvrtc-tree INCLUDE_DIR SOURCE` — NVRTC-compiles SOURCE for this GPU
+//! with every file under INCLUDE_DIR as a named header (a checkout's own
+//! `device/include`, rather than the copy embedded in this binary).
 //!
 //! Every line `CHECK <name>: ok|FAIL ...`; exit status 1 if any failed. A watchdog
 //! ends the process (status 3) if one step hangs, naming it.
@@ -138,8 +141,9 @@ fn main() {
     match mode.as_str() {
         "main" => main_checks(),
         "trap" => trap_checks(),
+        "nvrtc-tree" => tree_checks(),
         other => {
-            eprintln!("usage: cuda_check [main|trap] (not {other})");
+            eprintln!("usage: cuda_check [main|trap|nvrtc-tree INCLUDE_DIR SOURCE] (not {other})");
             std::process::exit(2);
         }
     }
@@ -576,4 +580,68 @@ fn trap_checks() {
         true,
         "dropped everything",
     );
+}
+
+fn tree_checks() {
+    step("nvrtc-tree", Duration::from_secs(120));
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let (Some(dir), Some(src)) = (args.first(), args.get(1)) else {
+        report("nvrtc-tree", false, "needs INCLUDE_DIR SOURCE");
+        return;
+    };
+    let mut files = Vec::new();
+    let mut todo = vec![std::path::PathBuf::from(dir)];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let (Ok(rel), Ok(text)) = (p.strip_prefix(dir), std::fs::read_to_string(&p)) {
+                files.push((rel.to_string_lossy().into_owned(), text));
+            }
+        }
+    }
+    let headers: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    println!(
+        "headers: {:?}",
+        headers.iter().map(|h| h.0).collect::<Vec<_>>()
+    );
+    let source = match std::fs::read_to_string(src) {
+        Ok(s) => s,
+        Err(e) => {
+            report("nvrtc-tree", false, format!("{src}: {e}"));
+            return;
+        }
+    };
+    let arch = match CudaDevice::new(0) {
+        Ok(d) => d.arch(),
+        Err(e) => {
+            report("nvrtc-tree", false, e);
+            return;
+        }
+    };
+    match Compiler::new() {
+        Err(e) => report("nvrtc-tree", false, e),
+        Ok(c) => {
+            let t = Instant::now();
+            match c.without_cache().compile_with(src, &source, &headers, arch) {
+                Ok(img) => report(
+                    "nvrtc-tree",
+                    true,
+                    format!(
+                        "{} {:?}, {} bytes, {:?}, log: {:?}",
+                        img.target.option,
+                        img.target.kind,
+                        img.bytes.len(),
+                        t.elapsed(),
+                        img.log
+                    ),
+                ),
+                Err(e) => report("nvrtc-tree", false, e),
+            }
+        }
+    }
 }

@@ -17,9 +17,18 @@
 //! `gpuio.h` ends once its channel is closed (every call then returns
 //! `-ESHUTDOWN`, every wait has a deadline). One that never ends holds its memory
 //! until the process exits: dropping the device then leaks it rather than free
-//! memory under a running kernel. No driver call this crate makes waits for the
-//! whole device (memory is managed on a stream of its own, see [`crate::memory`]),
-//! so a hung kernel does not hang the host.
+//! memory under a running kernel.
+//!
+//! Some driver calls wait until no kernel runs on the device. Measured on the
+//! H100 while a kernel spun (`docs/validation.md`): `cuMemHostUnregister`,
+//! `cuMemFreeHost` and `cuModuleLoadData` waited for it; `cuMemHostRegister`,
+//! `cuMemHostAlloc`, pool allocation and free on a stream, stream creation and
+//! launching another kernel did not. So the paths a running program takes avoid
+//! the waiting ones: launches, `join`, device buffers and opening or closing
+//! channels (registered memory is pooled, see [`crate::memory`]) never wait for
+//! another kernel. What still waits: loading a module ([`CudaDevice::compile`],
+//! and the conformance module on the first [`Device::launch`]) while any kernel
+//! runs, and dropping the device (its registered chunks are unregistered then).
 //!
 //! **A kernel that traps** (illegal address, illegal instruction, `__trap()`) is
 //! reported as [`DeviceError::Kernel`] with the driver's name and text for it. The

@@ -153,9 +153,33 @@ impl Compiler {
         source: &str,
         arch: Arch,
     ) -> Result<KernelImage, CompileError> {
+        self.compile_with(name, source, gpuio_device::header::HEADERS, arch)
+    }
+
+    /// As [`Compiler::compile`], with other in-memory headers (`(include name,
+    /// text)`) in place of the embedded `gpuio.h`, e.g. a header tree on disk.
+    pub fn compile_with(
+        &self,
+        name: &str,
+        source: &str,
+        headers: &[(&str, &str)],
+        arch: Arch,
+    ) -> Result<KernelImage, CompileError> {
         let target = self.target_for(arch)?;
         let options = options(&target);
-        let file = cache_file_name(cache_key(name, source, &options), &target, self.version);
+        let key = if std::ptr::eq(headers, gpuio_device::header::HEADERS) {
+            cache_key(name, source, &options)
+        } else {
+            let mut all = String::new();
+            for (n, t) in headers {
+                all.push_str(n);
+                all.push('\0');
+                all.push_str(t);
+                all.push('\0');
+            }
+            cache_key(name, &(all + source), &options)
+        };
+        let file = cache_file_name(key, &target, self.version);
         let cache_path = self.cache.as_ref().map(|d| d.join(&file));
         if let Some(p) = &cache_path {
             if let Ok(bytes) = std::fs::read(p) {
@@ -176,7 +200,7 @@ impl Compiler {
         let out = sys::nvrtc_compile(
             name,
             source,
-            gpuio_device::header::HEADERS,
+            headers,
             &options,
             target.kind == ImageKind::Cubin,
         );
