@@ -44,14 +44,37 @@ pub fn score(kind: TransportKind) -> u32 {
         }
 }
 
-/// Says whether the host's io_uring allows what a transport needs (Ok) or why
-/// not: the seam through which `gpuio_core::probe` informs this backend.
-pub type UringCheck = Arc<dyn Fn(TransportKind) -> Result<(), String> + Send + Sync>;
+/// What the host's io_uring allows the two io_uring transports (Ok) or why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UringVerdict {
+    pub direct: Result<(), String>,
+    pub forward: Result<(), String>,
+}
+
+impl UringVerdict {
+    /// From the availabilities `gpuio_core::probe::UringProbe::{direct, forward}` give.
+    pub fn from_availability(direct: Availability, forward: Availability) -> Self {
+        let verdict = |a: Availability| match a {
+            Availability::Available { .. } => Ok(()),
+            Availability::Unavailable { reason } => Err(reason),
+        };
+        Self {
+            direct: verdict(direct),
+            forward: verdict(forward),
+        }
+    }
+}
+
+/// The seam through which the host's io_uring facts reach this backend: asked once
+/// per probe with the CUDA memory provider (so fixed-buffer registration is tried
+/// on CUDA memory). The facade wires `gpuio_core::probe::UringProbe`:
+/// `Arc::new(|p| { let u = UringProbe::detect(p); UringVerdict::from_availability(u.direct(0), u.forward(0)) })`.
+pub type UringCheck = Arc<dyn Fn(&dyn MemoryProvider) -> UringVerdict + Send + Sync>;
 
 /// The CUDA backend: GPU 0, its memory provider, and the transports handed in.
 pub struct CudaBackend {
     builders: Vec<Arc<dyn TransportBuilder>>,
-    uring: UringCheck,
+    uring: Option<UringCheck>,
     ordinal: usize,
     device: OnceLock<Result<CudaDevice, String>>,
 }
@@ -61,7 +84,7 @@ impl CudaBackend {
     pub fn new(builders: Vec<Arc<dyn TransportBuilder>>) -> Self {
         Self {
             builders,
-            uring: Arc::new(|_| Ok(())),
+            uring: None,
             ordinal: 0,
             device: OnceLock::new(),
         }
@@ -70,7 +93,7 @@ impl CudaBackend {
     /// Adds the host's io_uring facts (from `gpuio_core::probe`) to the probe; the
     /// backend's own io_uring checks on CUDA memory still apply.
     pub fn with_uring_check(mut self, check: UringCheck) -> Self {
-        self.uring = check;
+        self.uring = Some(check);
         self
     }
 
@@ -112,10 +135,10 @@ struct Found {
     caps: Vec<Capability>,
     /// Why no transport can run, if none can.
     blocker: Option<String>,
-    /// Why the direct transport cannot run on this GPU's memory, if it cannot.
+    /// Why the direct transport cannot run, if it cannot.
     direct: Option<String>,
-    /// Why a plain io_uring is missing, if it is.
-    uring: Option<String>,
+    /// Why the forward transport cannot run, if it cannot.
+    forward: Option<String>,
 }
 
 impl CudaBackend {
@@ -126,7 +149,7 @@ impl CudaBackend {
             caps,
             blocker: Some(blocker),
             direct: None,
-            uring: None,
+            forward: None,
         };
         if let Err(e) = sys::driver() {
             caps.push(Capability::new("libcuda", format!("unusable: {e}")));
@@ -240,40 +263,58 @@ impl CudaBackend {
             return found(device, caps, b);
         }
         // Memory: the context, a registration, and the kernel's view of it.
-        let direct = match self.device() {
+        let d = match self.device() {
             Err(e) => return found(device, caps, e),
-            Ok(d) => match RegisteredMapping::new(d.context(), 64 << 10) {
-                Err(e) => return found(device, caps, format!("mapped pinned memory: {e}")),
-                Ok(m) => {
-                    let r = gpuio_core::SharedMemory::region(&m);
-                    caps.push(Capability::new(
-                        "mapped memory device address",
-                        if r.device_addr == r.host_ptr.as_ptr() as u64 {
-                            "equals the host address"
-                        } else {
-                            "differs from the host address"
-                        },
-                    ));
-                    let verdict = no_mmap_ring_accepts(&m, 256, true);
-                    caps.push(Capability::new(
-                        "io_uring SQPOLL|NO_MMAP ring in cuda-mapped memory",
-                        match &verdict {
-                            Ok(()) => "accepted".to_string(),
-                            Err(e) => format!("refused: {e}"),
-                        },
-                    ));
-                    verdict.err().map(|e| {
-                        format!("the kernel refuses CUDA-registered memory as an io_uring NO_MMAP ring: {e}")
-                    })
-                }
-            },
+            Ok(d) => d,
         };
+        let m = match RegisteredMapping::new(d.context(), 64 << 10) {
+            Err(e) => return found(device, caps, format!("mapped pinned memory: {e}")),
+            Ok(m) => m,
+        };
+        let r = gpuio_core::SharedMemory::region(&m);
+        caps.push(Capability::new(
+            "mapped memory device address",
+            if r.device_addr == r.host_ptr.as_ptr() as u64 {
+                "equals the host address"
+            } else {
+                "differs from the host address"
+            },
+        ));
+        let no_mmap = no_mmap_ring_accepts(&m, 256, true);
+        caps.push(Capability::new(
+            "io_uring SQPOLL|NO_MMAP ring in cuda-mapped memory",
+            match &no_mmap {
+                Ok(()) => "accepted".to_string(),
+                Err(e) => format!("refused: {e}"),
+            },
+        ));
+        drop(m);
+        let mut forward = uring.clone();
+        let mut direct = uring.or_else(|| {
+            no_mmap.err().map(|e| {
+                format!(
+                    "the kernel refuses CUDA-registered memory as an io_uring NO_MMAP ring: {e}"
+                )
+            })
+        });
+        match &self.uring {
+            None => caps.push(Capability::new("io_uring facts (core probe)", "not wired")),
+            Some(check) => {
+                let v = check(d.memory().as_ref());
+                caps.push(Capability::new(
+                    "io_uring facts (core probe)",
+                    format!("direct: {:?}; forward: {:?}", v.direct, v.forward),
+                ));
+                direct = direct.or(v.direct.err());
+                forward = forward.or(v.forward.err());
+            }
+        }
         Found {
             device,
             caps,
             blocker: None,
             direct,
-            uring,
+            forward,
         }
     }
 }
@@ -319,14 +360,8 @@ impl Backend for CudaBackend {
                     }
                     match kind {
                         TransportKind::Mailbox => None,
-                        TransportKind::Forward => {
-                            f.uring.clone().or_else(|| (self.uring)(kind).err())
-                        }
-                        TransportKind::Direct => f
-                            .uring
-                            .clone()
-                            .or_else(|| f.direct.clone())
-                            .or_else(|| (self.uring)(kind).err()),
+                        TransportKind::Forward => f.forward.clone(),
+                        TransportKind::Direct => f.direct.clone(),
                     }
                 });
                 let a = match why {
@@ -381,6 +416,18 @@ mod tests {
     }
 
     #[test]
+    fn uring_verdicts_carry_the_core_probes_reasons() {
+        let v = UringVerdict::from_availability(
+            Availability::Unavailable {
+                reason: "io_uring_setup(NO_MMAP): EINVAL".into(),
+            },
+            Availability::Available { score: 0 },
+        );
+        assert_eq!(v.direct, Err("io_uring_setup(NO_MMAP): EINVAL".to_string()));
+        assert_eq!(v.forward, Ok(()));
+    }
+
+    #[test]
     fn probe_without_libcuda_says_to_install_the_driver() {
         let probe = CudaBackend::new(Vec::new()).probe();
         assert_eq!(probe.backend, "cuda");
@@ -394,7 +441,7 @@ mod tests {
         for (kind, a) in &probe.transports {
             match a {
                 Availability::Unavailable { reason } => assert!(
-                    reason.starts_with("libcuda.so not found — install the NVIDIA driver"),
+                    reason.starts_with("libcuda not found — install the NVIDIA driver"),
                     "{kind}: {reason}"
                 ),
                 other => panic!("{kind} is {other:?} without libcuda"),
@@ -405,7 +452,11 @@ mod tests {
             .iter()
             .find(|c| c.name == "libcuda")
             .unwrap();
-        assert!(lib.value.contains("libcuda.so"), "{}", lib.value);
+        assert!(
+            lib.value.contains("libcuda.so.1"),
+            "names tried: {}",
+            lib.value
+        );
     }
 
     #[test]
@@ -420,6 +471,6 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(b.device().unwrap_err().contains("libcuda.so not found"));
+        assert!(b.device().unwrap_err().contains("libcuda not found"));
     }
 }

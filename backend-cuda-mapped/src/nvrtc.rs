@@ -386,7 +386,7 @@ mod tests {
                 hint,
                 tried,
             })) => {
-                assert_eq!(library, "libnvrtc.so");
+                assert_eq!(library, "libnvrtc");
                 assert!(hint.contains("NVRTC"));
                 assert!(!tried.is_empty());
             }

@@ -25,7 +25,7 @@ pub use ds::CUdevice_attribute as Attribute;
 /// Why a CUDA library cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LibraryError {
-    #[error("{library} not found ({hint}); tried: {}", tried.join(", "))]
+    #[error("{library} not found — {hint}; tried: {}", tried.join(", "))]
     NotFound {
         library: &'static str,
         hint: &'static str,
@@ -104,8 +104,8 @@ pub fn driver() -> Result<(), LibraryError> {
         // the probe loads and immediately drops the handle.
         if !unsafe { ds::is_culib_present() } {
             return Err(LibraryError::NotFound {
-                library: "libcuda.so",
-                hint: "install the NVIDIA driver",
+                library: "libcuda",
+                hint: "install the NVIDIA driver (in a container: run it with the NVIDIA container toolkit, --gpus all)",
                 tried: cudarc::get_lib_name_candidates("cuda"),
             });
         }
@@ -122,7 +122,7 @@ pub fn driver() -> Result<(), LibraryError> {
             Ok(())
         } else {
             Err(LibraryError::MissingSymbols {
-                library: "libcuda.so",
+                library: "libcuda",
                 missing,
             })
         }
@@ -137,7 +137,7 @@ pub fn nvrtc() -> Result<(), LibraryError> {
         // SAFETY: as in `driver`: loading runs the library's initialisers only.
         if !unsafe { ns::is_culib_present() } {
             return Err(LibraryError::NotFound {
-                library: "libnvrtc.so",
+                library: "libnvrtc",
                 hint: "install the CUDA toolkit's NVRTC, or put its lib64 on LD_LIBRARY_PATH",
                 tried: cudarc::get_lib_name_candidates("nvrtc"),
             });
@@ -154,7 +154,7 @@ pub fn nvrtc() -> Result<(), LibraryError> {
             Ok(())
         } else {
             Err(LibraryError::MissingSymbols {
-                library: "libnvrtc.so",
+                library: "libnvrtc",
                 missing,
             })
         }
