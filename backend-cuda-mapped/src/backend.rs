@@ -28,7 +28,7 @@ use gpuio_core::backend::{Availability, Backend, BackendError, BackendProbe, Cap
 use gpuio_core::{Channel, ChannelConfig, MemoryProvider, TransportBuilder, TransportKind};
 
 use crate::device::CudaDevice;
-use crate::memory::{no_mmap_ring_accepts, RegisteredMapping};
+use crate::memory::no_mmap_ring_accepts;
 use crate::sys::{self, Attribute, LibraryError};
 
 /// The lowest score of a CUDA pair; CPU pairs score below it.
@@ -267,11 +267,20 @@ impl CudaBackend {
             Err(e) => return found(device, caps, e),
             Ok(d) => d,
         };
-        let m = match RegisteredMapping::new(d.context(), 64 << 10) {
+        if let Some(e) = d.lost() {
+            return found(
+                device,
+                caps,
+                format!("the CUDA context was lost to a kernel trap ({e}); restart the process"),
+            );
+        }
+        // From the provider's registered chunks: a registration of its own would be
+        // undone at once, and unregistering waits for every running kernel.
+        let m = match d.memory().alloc_shared(64 << 10) {
             Err(e) => return found(device, caps, format!("mapped pinned memory: {e}")),
             Ok(m) => m,
         };
-        let r = gpuio_core::SharedMemory::region(&m);
+        let r = m.region();
         caps.push(Capability::new(
             "mapped memory device address",
             if r.device_addr == r.host_ptr.as_ptr() as u64 {
@@ -280,7 +289,7 @@ impl CudaBackend {
                 "differs from the host address"
             },
         ));
-        let no_mmap = no_mmap_ring_accepts(&m, 256, true);
+        let no_mmap = no_mmap_ring_accepts(m.as_ref(), 256, true);
         caps.push(Capability::new(
             "io_uring SQPOLL|NO_MMAP ring in cuda-mapped memory",
             match &no_mmap {
@@ -395,6 +404,11 @@ impl Backend for CudaBackend {
             ))
         })?;
         let device = self.device().map_err(unavailable)?;
+        if let Some(e) = device.lost() {
+            return Err(unavailable(format!(
+                "the CUDA context was lost to a kernel trap ({e}); restart the process"
+            )));
+        }
         let provider: Arc<dyn MemoryProvider> = device.memory();
         Ok(Channel::open(provider, builder.as_ref(), config)?)
     }
