@@ -1,0 +1,490 @@
+//! The CUDA backend: probe the machine, open channels on CUDA memory.
+//!
+//! [`CudaBackend::probe`] answers data and never panics: it looks for libcuda (and
+//! every symbol gpuio uses) before the first driver call, then reports the
+//! driver, the GPU and the attributes mapped pinned memory depends on as
+//! [`Capability`] entries, and a score or a reason for each transport. GPU pairs
+//! score from [`SCORE_GPU`] up (above any CPU pair), direct > forward > mailbox.
+//!
+//! What the transports need beyond the GPU:
+//! * all three: the device maps host memory (`CAN_MAP_HOST_MEMORY`) and the
+//!   platform supports `cuMemHostRegister` (`HOST_REGISTER_SUPPORTED`);
+//! * forward: a plain io_uring;
+//! * direct: an io_uring created with `SQPOLL | NO_MMAP` on CUDA-registered memory
+//!   (asked of the running kernel here), plus what the ring's confinement needs
+//!   (`R_DISABLED`, restrictions, fixed buffers): that part is general io_uring
+//!   knowledge, answered by `gpuio_core::probe` and handed in through
+//!   [`CudaBackend::with_uring_check`];
+//! * mailbox: nothing more.
+//!
+//! The transports themselves are built by [`TransportBuilder`]s the facade hands
+//! to [`CudaBackend::new`] (`gpuio_core::direct::DirectBuilder`,
+//! `crate::forward::ForwardBuilder`, `gpuio_backend_rpc::mailbox::MailboxBuilder`);
+//! this backend supplies the memory provider and the device.
+
+use std::sync::{Arc, OnceLock};
+
+use gpuio_core::backend::{Availability, Backend, BackendError, BackendProbe, Capability};
+use gpuio_core::{Channel, ChannelConfig, MemoryProvider, TransportBuilder, TransportKind};
+
+use crate::device::CudaDevice;
+use crate::memory::no_mmap_ring_accepts;
+use crate::sys::{self, Attribute, LibraryError};
+
+/// The lowest score of a CUDA pair; CPU pairs score below it.
+pub const SCORE_GPU: u32 = 1000;
+
+/// The score of each CUDA transport: direct > forward > mailbox.
+pub fn score(kind: TransportKind) -> u32 {
+    SCORE_GPU
+        + match kind {
+            TransportKind::Direct => 30,
+            TransportKind::Forward => 20,
+            TransportKind::Mailbox => 10,
+        }
+}
+
+/// What the host's io_uring allows the two io_uring transports (Ok) or why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UringVerdict {
+    pub direct: Result<(), String>,
+    pub forward: Result<(), String>,
+}
+
+impl UringVerdict {
+    /// From the availabilities `gpuio_core::probe::UringProbe::{direct, forward}` give.
+    pub fn from_availability(direct: Availability, forward: Availability) -> Self {
+        let verdict = |a: Availability| match a {
+            Availability::Available { .. } => Ok(()),
+            Availability::Unavailable { reason } => Err(reason),
+        };
+        Self {
+            direct: verdict(direct),
+            forward: verdict(forward),
+        }
+    }
+}
+
+/// The seam through which the host's io_uring facts reach this backend: asked once
+/// per probe with the CUDA memory provider (so fixed-buffer registration is tried
+/// on CUDA memory). The facade wires `gpuio_core::probe::UringProbe`:
+/// `Arc::new(|p| { let u = UringProbe::detect(p); UringVerdict::from_availability(u.direct(0), u.forward(0)) })`.
+pub type UringCheck = Arc<dyn Fn(&dyn MemoryProvider) -> UringVerdict + Send + Sync>;
+
+/// The CUDA backend: GPU 0, its memory provider, and the transports handed in.
+pub struct CudaBackend {
+    builders: Vec<Arc<dyn TransportBuilder>>,
+    uring: Option<UringCheck>,
+    ordinal: usize,
+    device: OnceLock<Result<CudaDevice, String>>,
+}
+
+impl CudaBackend {
+    /// A backend on GPU 0 offering one transport per builder.
+    pub fn new(builders: Vec<Arc<dyn TransportBuilder>>) -> Self {
+        Self {
+            builders,
+            uring: None,
+            ordinal: 0,
+            device: OnceLock::new(),
+        }
+    }
+
+    /// Adds the host's io_uring facts (from `gpuio_core::probe`) to the probe; the
+    /// backend's own io_uring checks on CUDA memory still apply.
+    pub fn with_uring_check(mut self, check: UringCheck) -> Self {
+        self.uring = Some(check);
+        self
+    }
+
+    /// The GPU this backend runs on, opened on first use. Channels from
+    /// [`Backend::open`] use its memory provider, so kernels launched on this device
+    /// can reach them.
+    pub fn device(&self) -> Result<CudaDevice, String> {
+        self.device
+            .get_or_init(|| {
+                sys::driver().map_err(|e| library_reason(&e))?;
+                CudaDevice::new(self.ordinal).map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    fn builder(&self, kind: TransportKind) -> Option<&Arc<dyn TransportBuilder>> {
+        self.builders.iter().find(|b| b.kind() == kind)
+    }
+}
+
+fn library_reason(e: &LibraryError) -> String {
+    match e {
+        LibraryError::NotFound { library, hint, .. } => format!("{library} not found — {hint}"),
+        other => other.to_string(),
+    }
+}
+
+fn yes_no(v: i32) -> &'static str {
+    if v != 0 {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// What probing the GPU found (everything before the per-transport verdicts).
+struct Found {
+    device: String,
+    caps: Vec<Capability>,
+    /// Why no transport can run, if none can.
+    blocker: Option<String>,
+    /// Why the direct transport cannot run, if it cannot.
+    direct: Option<String>,
+    /// Why the forward transport cannot run, if it cannot.
+    forward: Option<String>,
+}
+
+impl CudaBackend {
+    fn find(&self) -> Found {
+        let mut caps = Vec::new();
+        let found = |device: String, caps: Vec<Capability>, blocker: String| Found {
+            device,
+            caps,
+            blocker: Some(blocker),
+            direct: None,
+            forward: None,
+        };
+        if let Err(e) = sys::driver() {
+            caps.push(Capability::new("libcuda", format!("unusable: {e}")));
+            return found("none".into(), caps, library_reason(&e));
+        }
+        caps.push(Capability::new("libcuda", "loaded"));
+        if let Err(e) = sys::init() {
+            return found("none".into(), caps, format!("no usable NVIDIA GPU: {e}"));
+        }
+        match sys::driver_version() {
+            Ok(v) => caps.push(Capability::new(
+                "driver CUDA version",
+                format!("{}.{}", v / 1000, (v % 1000) / 10),
+            )),
+            Err(e) => caps.push(Capability::new("driver CUDA version", e)),
+        }
+        let count = match sys::device_count() {
+            Ok(0) => {
+                return found(
+                    "none".into(),
+                    caps,
+                    "no NVIDIA GPU visible (cuDeviceGetCount = 0)".into(),
+                )
+            }
+            Ok(n) => n,
+            Err(e) => return found("none".into(), caps, format!("no usable NVIDIA GPU: {e}")),
+        };
+        caps.push(Capability::new("devices", count));
+        let dev = match sys::device(self.ordinal as i32) {
+            Ok(d) => d,
+            Err(e) => return found("none".into(), caps, e.to_string()),
+        };
+        let name = sys::device_name(dev).unwrap_or_else(|e| format!("GPU {} ({e})", self.ordinal));
+        let attr = |a: Attribute| sys::device_attribute(dev, a);
+        let (major, minor) = match (
+            attr(Attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attr(Attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+        ) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => return found(name, caps, e.to_string()),
+        };
+        let device = format!("{name}, sm_{major}{minor}");
+        caps.push(Capability::new(
+            "compute capability",
+            format!("{major}.{minor}"),
+        ));
+        let mut blocker = None;
+        if major < 7 {
+            blocker = Some(format!(
+                "{name} is sm_{major}{minor}; gpuio.h needs sm_70 or newer (system-scope acquire/release, __nanosleep)"
+            ));
+        }
+        let needs: [(&str, Attribute, Option<&str>); 6] = [
+            (
+                "CAN_MAP_HOST_MEMORY",
+                Attribute::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+                Some("the GPU cannot map host memory"),
+            ),
+            (
+                "HOST_REGISTER_SUPPORTED",
+                Attribute::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED,
+                Some("cuMemHostRegister is not supported on this platform"),
+            ),
+            (
+                "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM",
+                Attribute::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
+                None,
+            ),
+            (
+                "HOST_NATIVE_ATOMIC_SUPPORTED",
+                Attribute::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED,
+                None,
+            ),
+            (
+                "UNIFIED_ADDRESSING",
+                Attribute::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
+                None,
+            ),
+            (
+                "MEMORY_POOLS_SUPPORTED",
+                Attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                None,
+            ),
+        ];
+        for (label, a, required) in needs {
+            match attr(a) {
+                Ok(v) => {
+                    caps.push(Capability::new(label, yes_no(v)));
+                    if let (0, Some(why)) = (v, required) {
+                        blocker.get_or_insert_with(|| why.to_string());
+                    }
+                }
+                Err(e) => caps.push(Capability::new(label, e)),
+            }
+        }
+        if let Ok(n) = attr(Attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) {
+            caps.push(Capability::new("multiprocessors", n));
+        }
+        caps.push(Capability::new(
+            "nvrtc",
+            nvrtc_summary(crate::nvrtc::Arch { major, minor }),
+        ));
+        let uring = plain_ring()
+            .err()
+            .map(|e| format!("io_uring_setup failed: {e}"));
+        caps.push(Capability::new(
+            "io_uring",
+            uring.as_deref().unwrap_or("available"),
+        ));
+        if let Some(b) = blocker {
+            return found(device, caps, b);
+        }
+        // Memory: the context, a registration, and the kernel's view of it.
+        let d = match self.device() {
+            Err(e) => return found(device, caps, e),
+            Ok(d) => d,
+        };
+        if let Some(e) = d.lost() {
+            return found(
+                device,
+                caps,
+                format!("the CUDA context was lost to a kernel trap ({e}); restart the process"),
+            );
+        }
+        // From the provider's registered chunks: a registration of its own would be
+        // undone at once, and unregistering waits for every running kernel.
+        let m = match d.memory().alloc_shared(64 << 10) {
+            Err(e) => return found(device, caps, format!("mapped pinned memory: {e}")),
+            Ok(m) => m,
+        };
+        let r = m.region();
+        caps.push(Capability::new(
+            "mapped memory device address",
+            if r.device_addr == r.host_ptr.as_ptr() as u64 {
+                "equals the host address"
+            } else {
+                "differs from the host address"
+            },
+        ));
+        let no_mmap = no_mmap_ring_accepts(m.as_ref(), 256, true);
+        caps.push(Capability::new(
+            "io_uring SQPOLL|NO_MMAP ring in cuda-mapped memory",
+            match &no_mmap {
+                Ok(()) => "accepted".to_string(),
+                Err(e) => format!("refused: {e}"),
+            },
+        ));
+        drop(m);
+        let mut forward = uring.clone();
+        let mut direct = uring.or_else(|| {
+            no_mmap.err().map(|e| {
+                format!(
+                    "the kernel refuses CUDA-registered memory as an io_uring NO_MMAP ring: {e}"
+                )
+            })
+        });
+        match &self.uring {
+            None => caps.push(Capability::new("io_uring facts (core probe)", "not wired")),
+            Some(check) => {
+                let v = check(d.memory().as_ref());
+                caps.push(Capability::new(
+                    "io_uring facts (core probe)",
+                    format!("direct: {:?}; forward: {:?}", v.direct, v.forward),
+                ));
+                direct = direct.or(v.direct.err());
+                forward = forward.or(v.forward.err());
+            }
+        }
+        Found {
+            device,
+            caps,
+            blocker: None,
+            direct,
+            forward,
+        }
+    }
+}
+
+fn nvrtc_summary(arch: crate::nvrtc::Arch) -> String {
+    match crate::nvrtc::Compiler::new() {
+        Ok(c) => {
+            let (a, b) = c.version();
+            match c.target_for(arch) {
+                Ok(t) => format!("{a}.{b}, kernels as {} ({:?})", t.option, t.kind),
+                Err(e) => format!("{a}.{b}: {e}"),
+            }
+        }
+        Err(e) => format!("unusable: {e} (kernels cannot be compiled at run time)"),
+    }
+}
+
+/// Whether a plain io_uring can be created here.
+fn plain_ring() -> Result<(), std::io::Error> {
+    let mut p = rustix::io_uring::io_uring_params::default();
+    // SAFETY: default params (no ATTACH_WQ, so no fd must be valid); the ring's fd
+    // is closed when the OwnedFd drops at once.
+    let fd = unsafe { rustix::io_uring::io_uring_setup(8, &mut p) }?;
+    drop(fd);
+    Ok(())
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn probe(&self) -> BackendProbe {
+        let f = self.find();
+        let transports = TransportKind::ALL
+            .iter()
+            .map(|&kind| {
+                let why = f.blocker.clone().or_else(|| {
+                    if self.builder(kind).is_none() {
+                        return Some(format!(
+                            "no {kind} transport was registered with the CUDA backend"
+                        ));
+                    }
+                    match kind {
+                        TransportKind::Mailbox => None,
+                        TransportKind::Forward => f.forward.clone(),
+                        TransportKind::Direct => f.direct.clone(),
+                    }
+                });
+                let a = match why {
+                    None => Availability::Available { score: score(kind) },
+                    Some(reason) => Availability::Unavailable { reason },
+                };
+                (kind, a)
+            })
+            .collect();
+        BackendProbe {
+            backend: self.name(),
+            device: f.device,
+            capabilities: f.caps,
+            transports,
+        }
+    }
+
+    fn open(
+        &self,
+        transport: TransportKind,
+        config: ChannelConfig,
+    ) -> Result<Channel, BackendError> {
+        let unavailable = |reason: String| BackendError::Unavailable {
+            backend: "cuda",
+            transport,
+            reason,
+        };
+        let builder = self.builder(transport).ok_or_else(|| {
+            unavailable(format!(
+                "no {transport} transport was registered with the CUDA backend"
+            ))
+        })?;
+        let device = self.device().map_err(unavailable)?;
+        if let Some(e) = device.lost() {
+            return Err(unavailable(format!(
+                "the CUDA context was lost to a kernel trap ({e}); restart the process"
+            )));
+        }
+        let provider: Arc<dyn MemoryProvider> = device.memory();
+        Ok(Channel::open(provider, builder.as_ref(), config)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_pairs_score_above_cpu_pairs_direct_over_forward_over_mailbox() {
+        let [d, f, m] = [
+            TransportKind::Direct,
+            TransportKind::Forward,
+            TransportKind::Mailbox,
+        ]
+        .map(score);
+        assert!(d > f && f > m && m >= SCORE_GPU, "{d} {f} {m}");
+    }
+
+    #[test]
+    fn uring_verdicts_carry_the_core_probes_reasons() {
+        let v = UringVerdict::from_availability(
+            Availability::Unavailable {
+                reason: "io_uring_setup(NO_MMAP): EINVAL".into(),
+            },
+            Availability::Available { score: 0 },
+        );
+        assert_eq!(v.direct, Err("io_uring_setup(NO_MMAP): EINVAL".to_string()));
+        assert_eq!(v.forward, Ok(()));
+    }
+
+    #[test]
+    fn probe_without_libcuda_says_to_install_the_driver() {
+        let probe = CudaBackend::new(Vec::new()).probe();
+        assert_eq!(probe.backend, "cuda");
+        assert_eq!(probe.transports.len(), 3);
+        if sys::driver().is_ok() {
+            // A machine with the driver: the probe found something to describe.
+            assert!(!probe.capabilities.is_empty());
+            return;
+        }
+        assert_eq!(probe.device, "none");
+        for (kind, a) in &probe.transports {
+            match a {
+                Availability::Unavailable { reason } => assert!(
+                    reason.starts_with("libcuda not found — install the NVIDIA driver"),
+                    "{kind}: {reason}"
+                ),
+                other => panic!("{kind} is {other:?} without libcuda"),
+            }
+        }
+        let lib = probe
+            .capabilities
+            .iter()
+            .find(|c| c.name == "libcuda")
+            .unwrap();
+        assert!(
+            lib.value.contains("libcuda.so.1"),
+            "names tried: {}",
+            lib.value
+        );
+    }
+
+    #[test]
+    fn open_without_libcuda_is_unavailable_not_a_panic() {
+        if sys::driver().is_ok() {
+            return;
+        }
+        let b = CudaBackend::new(Vec::new());
+        match b.open(TransportKind::Mailbox, ChannelConfig::default()) {
+            Err(BackendError::Unavailable { reason, .. }) => {
+                assert!(reason.contains("no mailbox transport"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(b.device().unwrap_err().contains("libcuda not found"));
+    }
+}

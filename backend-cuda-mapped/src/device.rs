@@ -1,0 +1,523 @@
+//! The CUDA device: runs kernels that include `gpuio.h` on an NVIDIA GPU.
+//!
+//! A [`CudaDevice`] holds the device's primary context, its memory provider and the
+//! conformance module (compiled by [`crate::nvrtc`] on first use, loaded once).
+//! A launch gets its own non-blocking stream; its kernel receives
+//! `(const gpuio_channel *desc, u64 *params)`, the descriptor's device address and
+//! a params array in device memory (the kernels count with device atomics on it).
+//! [`CudaLaunch::join`] polls an event recorded after the kernel (`cuEventQuery`)
+//! with a backoff, so the host never blocks in the driver.
+//!
+//! **A kernel that outlives `join`'s timeout** is reported as
+//! [`DeviceError::Timeout`] (a GPU cannot tell how many of its threads finished:
+//! `finished` is 0). The kernel keeps running: its launch (stream, params, the
+//! channel's keep-alive) moves to the device's list of detached launches and is
+//! freed only once its event says it ended, so it never touches freed memory. The
+//! context stays usable, minus the SMs the kernel holds; a kernel written against
+//! `gpuio.h` ends once its channel is closed (every call then returns
+//! `-ESHUTDOWN`, every wait has a deadline). One that never ends holds its memory
+//! until the process exits: dropping the device then leaks it rather than free
+//! memory under a running kernel.
+//!
+//! Some driver calls wait until no kernel runs on the device. Measured on the
+//! H100 while a kernel spun (`docs/validation.md`): `cuMemHostUnregister`,
+//! `cuMemFreeHost` and `cuModuleLoadData` waited for it; `cuMemHostRegister`,
+//! `cuMemHostAlloc`, pool allocation and free on a stream, stream creation and
+//! launching another kernel did not. So the paths a running program takes avoid
+//! the waiting ones: launches, `join`, device buffers and opening or closing
+//! channels (registered memory is pooled, see [`crate::memory`]) never wait for
+//! another kernel. What still waits: loading a module ([`CudaDevice::compile`],
+//! and the conformance module on the first [`Device::launch`]) while any kernel
+//! runs, and dropping the device (its registered chunks are unregistered then).
+//!
+//! **A kernel that traps** (illegal address, illegal instruction, `__trap()`) is
+//! reported as [`DeviceError::Kernel`] with the driver's name and text for it. The
+//! CUDA context is then lost for good: the driver answers every later call in it
+//! with the same error (a "sticky" error). The device remembers that and refuses
+//! later launches with the original error; frees fail (logged, memory leaked until
+//! the process ends). The channel does not depend on the GPU to close: its shared
+//! memory is host memory, its transport's host threads make no CUDA call, so
+//! `Channel::close()` still drains what the kernel had submitted before it died and
+//! reports `submitted = completed + failed` for it; requests the kernel never
+//! submitted are simply absent. A new `CudaDevice` after every user of the old
+//! context is gone gets a fresh context.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
+};
+use gpuio_core::memory::LocalMemory;
+use gpuio_core::transport::Backoff;
+use gpuio_core::{Channel, KeepAlive, MemoryProvider};
+use gpuio_device::{Device, DeviceBuffer, DeviceError, RunningKernel};
+
+use crate::memory::{CudaMemory, DeviceAlloc};
+use crate::nvrtc::{self, Arch, Compiler, ImageKind, KernelImage};
+use crate::sys::{self, Attribute, Call, CudaError};
+
+fn dev_err(e: CudaError) -> DeviceError {
+    DeviceError::Driver {
+        call: e.call,
+        message: format!("{}: {}", e.name, e.text),
+    }
+}
+
+/// Opens the primary context of GPU `ordinal` (after checking libcuda is there).
+pub fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, CudaError> {
+    if let Err(e) = sys::driver() {
+        return Err(CudaError {
+            call: "dlopen",
+            code: 0,
+            name: "library".into(),
+            text: e.to_string(),
+        });
+    }
+    let ctx = CudaContext::new(ordinal).call("cuDevicePrimaryCtxRetain")?;
+    // SAFETY: gpuio creates no CudaSlice in this context (its memory owners are its
+    // own), so there is nothing for cudarc's per-slice event tracking to track; with
+    // it off, creating a stream never synchronises the context (which would wait
+    // for a kernel that hangs).
+    unsafe { ctx.disable_event_tracking() };
+    Ok(ctx)
+}
+
+/// A module of kernels loaded in the device's context.
+#[derive(Debug)]
+pub struct KernelModule {
+    module: Arc<CudaModule>,
+    /// `sm_90`, or `compute_89` for PTX the driver compiled.
+    pub target: String,
+    pub kind: ImageKind,
+    /// Came from the on-disk cache.
+    pub cached: bool,
+}
+
+/// A launch's resources, alive until its kernel is seen to end.
+struct InFlight {
+    name: String,
+    event: cudarc::driver::CudaEvent,
+    _stream: Arc<CudaStream>,
+    _func: CudaFunction,
+    params: DeviceAlloc,
+    param_count: usize,
+    _keep: KeepAlive,
+}
+
+impl InFlight {
+    /// Ok(true) once the kernel ended, Ok(false) while it runs, Err if it failed.
+    fn done(&self) -> Result<bool, CudaError> {
+        sys::bind(self.event.context())?;
+        self.event.try_is_complete().call("cuEventQuery")
+    }
+}
+
+struct Inner {
+    ctx: Arc<CudaContext>,
+    memory: Arc<CudaMemory>,
+    name: String,
+    arch: Arch,
+    conformance: Mutex<Option<Arc<KernelModule>>>,
+    detached: Mutex<Vec<InFlight>>,
+    /// The sticky error that lost the context, once seen.
+    lost: Mutex<Option<CudaError>>,
+}
+
+impl Inner {
+    fn check_lost(&self) -> Result<(), DeviceError> {
+        match &*self.lost.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(DeviceError::Driver {
+                call: e.call,
+                message: format!(
+                    "the CUDA context was lost earlier ({}: {}); close this device's channels and open a new device",
+                    e.name, e.text
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn note(&self, e: &CudaError) {
+        if e.is_sticky() {
+            let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+            if lost.is_none() {
+                tracing::error!(error = %e, "CUDA context lost");
+                *lost = Some(e.clone());
+            }
+        }
+    }
+
+    /// Frees detached launches whose kernels have ended (or failed).
+    fn reap(&self) {
+        let mut d = self.detached.lock().unwrap_or_else(|e| e.into_inner());
+        d.retain(|f| match f.done() {
+            Ok(false) => true,
+            Ok(true) => {
+                tracing::info!(kernel = %f.name, "a timed-out kernel has ended");
+                false
+            }
+            Err(e) => {
+                self.note(&e);
+                tracing::error!(kernel = %f.name, error = %e, "a timed-out kernel failed");
+                false
+            }
+        });
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.reap();
+        let d = std::mem::take(self.detached.get_mut().unwrap_or_else(|e| e.into_inner()));
+        if !d.is_empty() {
+            tracing::warn!(
+                kernels = d.len(),
+                "kernels still running at device drop: leaking their memory and channels until exit"
+            );
+            std::mem::forget(d);
+        }
+    }
+}
+
+/// An NVIDIA GPU running gpuio kernels.
+#[derive(Clone)]
+pub struct CudaDevice {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaDevice")
+            .field("name", &self.inner.name)
+            .field("arch", &self.inner.arch)
+            .finish()
+    }
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal` (its primary context).
+    pub fn new(ordinal: usize) -> Result<Self, DeviceError> {
+        let ctx = open_context(ordinal).map_err(dev_err)?;
+        let dev = ctx.cu_device();
+        let name = sys::device_name(dev).map_err(dev_err)?;
+        let arch = Arch {
+            major: sys::device_attribute(
+                dev,
+                Attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            )
+            .map_err(dev_err)?,
+            minor: sys::device_attribute(
+                dev,
+                Attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            )
+            .map_err(dev_err)?,
+        };
+        let memory = Arc::new(CudaMemory::new(ctx.clone()).map_err(dev_err)?);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                ctx,
+                memory,
+                name,
+                arch,
+                conformance: Mutex::new(None),
+                detached: Mutex::new(Vec::new()),
+                lost: Mutex::new(None),
+            }),
+        })
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.ctx
+    }
+
+    pub fn arch(&self) -> Arch {
+        self.inner.arch
+    }
+
+    pub fn memory(&self) -> Arc<CudaMemory> {
+        self.inner.memory.clone()
+    }
+
+    /// Kernels that timed out and are still running.
+    pub fn detached(&self) -> usize {
+        self.inner.reap();
+        self.inner.detached.lock().map_or(0, |d| d.len())
+    }
+
+    /// The context's sticky error, if a kernel trapped.
+    pub fn lost(&self) -> Option<CudaError> {
+        self.inner.lost.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Compiles `source` (which may `#include "gpuio.h"`) for this GPU and loads it.
+    pub fn compile(&self, name: &str, source: &str) -> Result<Arc<KernelModule>, DeviceError> {
+        self.inner.check_lost()?;
+        let compiler = Compiler::new().map_err(|e| DeviceError::Driver {
+            call: "nvrtc",
+            message: e.to_string(),
+        })?;
+        let image = compiler
+            .compile(name, source, self.inner.arch)
+            .map_err(|e| DeviceError::Kernel {
+                kernel: name.to_string(),
+                message: e.to_string(),
+            })?;
+        match self.load(&image) {
+            Ok(m) => Ok(m),
+            Err(e) if image.cached => {
+                // A stale or damaged cache file: compile afresh once.
+                tracing::warn!(error = %e, "cached kernel image refused; recompiling");
+                nvrtc::evict(&image);
+                let image = compiler
+                    .compile(name, source, self.inner.arch)
+                    .map_err(|e| DeviceError::Kernel {
+                        kernel: name.to_string(),
+                        message: e.to_string(),
+                    })?;
+                self.load(&image).map_err(dev_err)
+            }
+            Err(e) => Err(dev_err(e)),
+        }
+    }
+
+    fn load(&self, image: &KernelImage) -> Result<Arc<KernelModule>, CudaError> {
+        let mut bytes = image.bytes.clone();
+        if image.target.kind == ImageKind::Ptx && bytes.last() != Some(&0) {
+            bytes.push(0);
+        }
+        sys::bind(&self.inner.ctx)?;
+        let module = self
+            .inner
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
+            .call("cuModuleLoadData")?;
+        Ok(Arc::new(KernelModule {
+            module,
+            target: image.target.option.clone(),
+            kind: image.target.kind,
+            cached: image.cached,
+        }))
+    }
+
+    /// The conformance kernels (`kernels/conformance.h`), compiled and loaded once.
+    pub fn conformance(&self) -> Result<Arc<KernelModule>, DeviceError> {
+        let mut slot = self
+            .inner
+            .conformance
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = &*slot {
+            return Ok(m.clone());
+        }
+        let m = self.compile("gpuio_conformance.cu", gpuio_device::header::KERNELS_SOURCE)?;
+        *slot = Some(m.clone());
+        Ok(m)
+    }
+
+    /// Starts `grid × block` threads of kernel `name` from `module` on `channel`.
+    pub fn launch_in(
+        &self,
+        module: &KernelModule,
+        name: &str,
+        grid: u32,
+        block: u32,
+        channel: &Channel,
+        params: &[u64],
+    ) -> Result<CudaLaunch, DeviceError> {
+        self.inner.check_lost()?;
+        self.inner.reap();
+        if name.contains('\0') {
+            return Err(DeviceError::NoSuchKernel(name.to_string()));
+        }
+        let note = |e: CudaError| {
+            self.inner.note(&e);
+            dev_err(e)
+        };
+        sys::bind(&self.inner.ctx).map_err(note)?;
+        let func = module.module.load_function(name).map_err(|e| {
+            if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND {
+                DeviceError::NoSuchKernel(name.to_string())
+            } else {
+                note(CudaError::new("cuModuleGetFunction", e))
+            }
+        })?;
+        let param_count = params.len().max(1);
+        let p = DeviceAlloc::zeroed(self.inner.memory.copy_stream(), param_count * 8)?;
+        let bytes: Vec<u8> = params.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        p.write(0, &bytes)?;
+        let stream = self
+            .inner
+            .ctx
+            .new_stream()
+            .call("cuStreamCreate")
+            .map_err(note)?;
+        let desc = channel.device_ptr();
+        let params_ptr = p.device_addr();
+        let cfg = LaunchConfig {
+            grid_dim: (grid.max(1), 1, 1),
+            block_dim: (block.max(1), 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = stream.launch_builder(&func);
+        b.arg(&desc).arg(&params_ptr);
+        // SAFETY: every gpuio kernel has the signature `(const gpuio_channel *,
+        // gpuio_u64 *)`: two 8-byte arguments, passed here as u64 device addresses.
+        // The descriptor's memory is kept alive by the channel's keep-alive and the
+        // params by `p`, both held in the returned launch until the kernel is seen
+        // to end (or, on timeout, in the device's detached list).
+        unsafe { b.launch(cfg) }
+            .call("cuLaunchKernel")
+            .map_err(note)?;
+        let event = stream
+            .record_event(None)
+            .call("cuEventRecord")
+            .map_err(note)?;
+        tracing::debug!(kernel = name, grid, block, "launched");
+        Ok(CudaLaunch {
+            inner: self.inner.clone(),
+            threads: grid.max(1) as usize * block.max(1) as usize,
+            started: Instant::now(),
+            flight: Some(InFlight {
+                name: name.to_string(),
+                event,
+                _stream: stream,
+                _func: func,
+                params: p,
+                param_count: params.len(),
+                _keep: channel.keepalive(),
+            }),
+        })
+    }
+}
+
+/// A kernel in flight on a [`CudaDevice`].
+pub struct CudaLaunch {
+    inner: Arc<Inner>,
+    threads: usize,
+    started: Instant,
+    flight: Option<InFlight>,
+}
+
+impl CudaLaunch {
+    /// Waits up to `timeout` for the kernel; returns the params as it left them.
+    pub fn join(mut self, timeout: Duration) -> Result<Vec<u64>, DeviceError> {
+        let Some(f) = self.flight.take() else {
+            return Err(DeviceError::Kernel {
+                kernel: String::new(),
+                message: "already joined".into(),
+            });
+        };
+        let start = Instant::now();
+        let mut backoff = Backoff::new(Duration::from_millis(1));
+        loop {
+            match f.done() {
+                Ok(true) => break,
+                Ok(false) if start.elapsed() >= timeout => {
+                    let kernel = f.name.clone();
+                    self.inner
+                        .detached
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(f);
+                    return Err(DeviceError::Timeout {
+                        kernel,
+                        threads: self.threads,
+                        finished: 0,
+                        waited: start.elapsed(),
+                    });
+                }
+                Ok(false) => backoff.idle(),
+                Err(e) => {
+                    self.inner.note(&e);
+                    let lost = if e.is_sticky() {
+                        "; the CUDA context is lost: later calls on this device fail, channels still close"
+                    } else {
+                        ""
+                    };
+                    return Err(DeviceError::Kernel {
+                        kernel: f.name.clone(),
+                        message: format!(
+                            "{}: {} (after {:?}){lost}",
+                            e.name,
+                            e.text,
+                            self.started.elapsed()
+                        ),
+                    });
+                }
+            }
+        }
+        let mut bytes = vec![0u8; f.param_count * 8];
+        f.params.read(0, &mut bytes)?;
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect())
+    }
+}
+
+impl Drop for CudaLaunch {
+    fn drop(&mut self) {
+        // Dropped without join: never free what a running kernel may touch.
+        if let Some(f) = self.flight.take() {
+            if matches!(f.done(), Ok(false)) {
+                self.inner
+                    .detached
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(f);
+            }
+        }
+    }
+}
+
+impl RunningKernel for CudaLaunch {
+    fn join(self: Box<Self>, timeout: Duration) -> Result<Vec<u64>, DeviceError> {
+        CudaLaunch::join(*self, timeout)
+    }
+}
+
+/// Device memory as a kernel buffer.
+struct CudaBuffer(DeviceAlloc);
+
+impl DeviceBuffer for CudaBuffer {
+    fn device_addr(&self) -> u64 {
+        self.0.device_addr()
+    }
+    fn len(&self) -> usize {
+        LocalMemory::len(&self.0)
+    }
+    fn download(&self, out: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(self.0.read(0, out)?)
+    }
+}
+
+impl Device for CudaDevice {
+    fn name(&self) -> String {
+        format!("{} ({})", self.inner.name, self.inner.arch)
+    }
+    fn provider(&self) -> Arc<dyn MemoryProvider> {
+        self.inner.memory.clone()
+    }
+    fn buffer(&self, len: usize, bytes: &[u8]) -> Result<Box<dyn DeviceBuffer>, DeviceError> {
+        self.inner.check_lost()?;
+        let a = DeviceAlloc::zeroed(self.inner.memory.copy_stream(), len.max(bytes.len()))?;
+        if !bytes.is_empty() {
+            a.write(0, bytes)?;
+        }
+        Ok(Box::new(CudaBuffer(a)))
+    }
+    fn launch(
+        &self,
+        name: &str,
+        grid: u32,
+        block: u32,
+        channel: &Channel,
+        params: &[u64],
+    ) -> Result<Box<dyn RunningKernel>, DeviceError> {
+        let m = self.conformance()?;
+        Ok(Box::new(
+            self.launch_in(&m, name, grid, block, channel, params)?,
+        ))
+    }
+}
