@@ -184,8 +184,7 @@ impl Forwarder {
                 }
                 if progressed || self.in_flight > 0 {
                     quiet_since = None;
-                } else if now.duration_since(*quiet_since.get_or_insert(now)) >= self.config.quiet
-                {
+                } else if now.duration_since(*quiet_since.get_or_insert(now)) >= self.config.quiet {
                     break;
                 }
             }

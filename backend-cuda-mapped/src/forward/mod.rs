@@ -123,7 +123,8 @@ impl TransportBuilder for ForwardBuilder {
                 "forward: slots must be a power of two, got {slots}"
             )));
         }
-        let entries = ctx.alloc_shared(slots as usize * std::mem::size_of::<abi::ForwardEntry>())?;
+        let entries =
+            ctx.alloc_shared(slots as usize * std::mem::size_of::<abi::ForwardEntry>())?;
         let queue = QueueView::new(entries, slots)?;
         queue.init();
         let state_len = std::mem::size_of::<abi::ForwardState>();

@@ -106,7 +106,7 @@ impl QueueView {
         let need = slots as usize * size_of::<EntryView>();
         if !slots.is_power_of_two()
             || r.len < need
-            || r.host_ptr.as_ptr() as usize % std::mem::align_of::<EntryView>() != 0
+            || !(r.host_ptr.as_ptr() as usize).is_multiple_of(std::mem::align_of::<EntryView>())
         {
             return Err(TransportError::Config(format!(
                 "forward queue: {slots} entries need {need} bytes aligned to 64, got {r:?}"
@@ -128,10 +128,7 @@ impl QueueView {
         // `self.mem`, which the returned borrow cannot outlive; the device touches it
         // only through atomics and plain stores ordered by the stamp protocol.
         unsafe {
-            std::slice::from_raw_parts(
-                r.host_ptr.as_ptr().cast::<EntryView>(),
-                self.slots as usize,
-            )
+            std::slice::from_raw_parts(r.host_ptr.as_ptr().cast::<EntryView>(), self.slots as usize)
         }
     }
 

@@ -167,8 +167,16 @@ fn refused_requests_get_their_errno_and_no_syscall() {
     let dev = FakeDevice::new(&ch);
     let len = dev.staging_len as u64;
     let cases = [
-        (req(op::PWRITE, 7, 8, 0, 0), -libc::EBADF, "unregistered endpoint"),
-        (req(op::PWRITE, 1, 8, 0, 0), -libc::EBADF, "read-only endpoint"),
+        (
+            req(op::PWRITE, 7, 8, 0, 0),
+            -libc::EBADF,
+            "unregistered endpoint",
+        ),
+        (
+            req(op::PWRITE, 1, 8, 0, 0),
+            -libc::EBADF,
+            "read-only endpoint",
+        ),
         (
             req(op::PWRITE, 0, 64, len + 4096, 0),
             -libc::EFAULT,
@@ -185,7 +193,11 @@ fn refused_requests_get_their_errno_and_no_syscall() {
             "longer than staging",
         ),
         (req(op::PWRITE, 0, 0, 0, 0), -libc::EINVAL, "length 0"),
-        (req(op::PWRITE, 0, 8, 0, -5), -libc::EINVAL, "negative offset"),
+        (
+            req(op::PWRITE, 0, 8, 0, -5),
+            -libc::EINVAL,
+            "negative offset",
+        ),
         (req(op::BASE | 99, 0, 8, 0, 0), -libc::EINVAL, "unknown op"),
     ];
     for (pos, (r, errno, what)) in cases.iter().enumerate() {
@@ -279,13 +291,20 @@ fn close_at_the_deadline_refuses_what_never_started_and_reports_what_is_stuck() 
     assert_eq!(report.counters.failed, 1);
     assert_eq!(report.counters.unfinished(), 1);
     assert!(
-        report.problems.iter().any(|p| p.contains("still in the io_uring")),
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("still in the io_uring")),
         "{report}"
     );
     assert!(
         report.problems.iter().any(|p| p.contains("-ESHUTDOWN")),
         "{report}"
     );
-    assert_eq!(file.metadata().unwrap().len(), 0, "the refused write wrote nothing");
+    assert_eq!(
+        file.metadata().unwrap().len(),
+        0,
+        "the refused write wrote nothing"
+    );
     drop(tx);
 }
