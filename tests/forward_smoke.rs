@@ -221,6 +221,8 @@ fn close_mid_flight_accounts_for_every_request_and_loses_no_acknowledged_write()
     const THREADS: u64 = 8;
     const MAX_WRITES: u64 = 1024;
     const SIZE: u64 = 4096;
+    const _: () = assert!(MAX_WRITES * SIZE <= REGION, "writes never wrap");
+    let src: Vec<u8> = (0..THREADS * REGION).map(pattern_byte).collect();
     for round in 0..3 {
         let dir = tempfile::tempdir().unwrap();
         let file = std::fs::File::options()
@@ -229,21 +231,12 @@ fn close_mid_flight_accounts_for_every_request_and_loses_no_acknowledged_write()
             .create_new(true)
             .open(dir.path().join("until-closed"))
             .unwrap();
-        let mut src = vec![0u8; (THREADS * REGION) as usize];
-        for t in 0..THREADS {
-            for o in t * REGION..t * REGION + MAX_WRITES * SIZE {
-                src[o as usize] = pattern_byte(o);
-            }
-        }
         let ch = channel(&file, Duration::from_secs(2));
+        // [16 + t]: how many writes thread t saw succeed (its first ones).
+        let mut params = vec![0u64; 16 + THREADS as usize];
+        params[..4].copy_from_slice(&[0, src.as_ptr() as u64, MAX_WRITES, SIZE]);
         let launch = CpuDevice
-            .launch(
-                kernel("until_closed"),
-                1,
-                THREADS as u32,
-                &ch,
-                &[0, src.as_ptr() as u64, MAX_WRITES, SIZE, 0, 0, 0, 0, 0],
-            )
+            .launch(kernel("until_closed"), 1, THREADS as u32, &ch, &params)
             .unwrap();
         std::thread::sleep(Duration::from_millis(30 + 20 * round));
         let report = ch.close();
@@ -260,10 +253,15 @@ fn close_mid_flight_accounts_for_every_request_and_loses_no_acknowledged_write()
             c.completed >= ok,
             "every acknowledged write was completed by the host"
         );
-        // Each thread wrote a prefix of its writes: count the prefix in the file.
-        let mut in_file = 0;
+        // Thread t saw its first ok_t writes succeed and stopped at the next one:
+        // all ok_t are in the file; the one after only if its waiter timed out
+        // (it may have completed late), never if it was refused at shutdown.
+        let mut acknowledged = 0;
         for t in 0..THREADS {
+            let ok_t = p[16 + t as usize];
+            acknowledged += ok_t;
             let mut buf = vec![0u8; SIZE as usize];
+            let mut in_file = 0;
             for i in 0..MAX_WRITES {
                 let off = t * REGION + i * SIZE;
                 let n = file.read_at(&mut buf, off).unwrap();
@@ -274,12 +272,12 @@ fn close_mid_flight_accounts_for_every_request_and_loses_no_acknowledged_write()
                 }
                 in_file += 1;
             }
+            assert!(
+                in_file >= ok_t && in_file <= ok_t + timeouts,
+                "round {round}, thread {t}: {in_file} writes in the file, {ok_t} acknowledged"
+            );
         }
-        // Acknowledged writes are all there; a write whose waiter timed out may be too.
-        assert!(
-            in_file >= ok && in_file <= ok + timeouts,
-            "round {round}: {in_file} writes in the file, {ok} acknowledged, {timeouts} timed out"
-        );
+        assert_eq!(acknowledged, ok, "per-thread counts add up");
     }
 }
 
@@ -328,17 +326,20 @@ fn printf_lines_from_many_threads_arrive_whole_and_in_order_per_thread() {
         );
         assert_eq!(line.matches("t=").count(), 1, "interleaved: {line:?}");
     }
-    // Per-thread order, where the device formatter filled in the numbers.
+    // Per-thread order.
     let mut next = [0usize; THREADS];
     for line in &lines {
         let mut f = line.split(' ');
-        let num = |s: Option<&str>, key: &str| s.and_then(|s| s.strip_prefix(key)?.parse().ok());
-        if let (Some(t), Some(i)) = (num(f.next(), "t="), num(f.next(), "i=")) {
-            let t: usize = t;
-            assert_eq!(i, next[t], "thread {t}: line {i} out of order: {line:?}");
-            next[t] += 1;
-        }
+        let mut num = |key: &str| -> usize {
+            f.next()
+                .and_then(|s| s.strip_prefix(key)?.parse().ok())
+                .unwrap_or_else(|| panic!("no {key}<number> in {line:?}"))
+        };
+        let (t, i) = (num("t="), num("i="));
+        assert_eq!(i, next[t], "thread {t}: line {i} out of order: {line:?}");
+        next[t] += 1;
     }
+    assert_eq!(next, [LINES; THREADS]);
 }
 
 #[test]
@@ -363,13 +364,32 @@ fn a_timed_out_wait_is_abandoned_and_its_entry_reclaimed_after_the_late_completi
             1,
             1,
             &ch,
-            &[0, src.as_ptr() as u64, MAX_WRITES, SIZE, 0, 0, 0, 0, 0],
+            &[
+                0,
+                src.as_ptr() as u64,
+                MAX_WRITES,
+                SIZE,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
         )
         .unwrap()
         .join(JOIN)
         .unwrap();
     // Writes succeed while the pipe has room; the next one times out.
     let fits = p[4];
+    assert_eq!(p[16], fits, "thread 0's own count");
     assert!(fits > 0 && fits < MAX_WRITES, "{fits} writes fit");
     assert_eq!(
         p[8], 1,

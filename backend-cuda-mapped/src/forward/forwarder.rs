@@ -170,18 +170,20 @@ impl Forwarder {
         let mut quiet_since: Option<Instant> = None;
         let mut deadline_hit = false;
         loop {
+            let stopping = self.control.deadline();
+            // Past the deadline nothing new is started (finish() refuses it).
+            if stopping.is_some_and(|deadline| Instant::now() >= deadline) {
+                deadline_hit = self.in_flight > 0 || self.ready_at_head();
+                break;
+            }
             let taken = self.take_ready();
             if !self.ring.submission().is_empty() {
                 self.submit();
             }
             let reaped = self.reap();
             let progressed = taken + reaped > 0;
-            if let Some(deadline) = self.control.deadline() {
+            if stopping.is_some() {
                 let now = Instant::now();
-                if now >= deadline {
-                    deadline_hit = self.in_flight > 0 || self.ready_at_head();
-                    break;
-                }
                 if progressed || self.in_flight > 0 {
                     quiet_since = None;
                 } else if now.duration_since(*quiet_since.get_or_insert(now)) >= self.config.quiet {
