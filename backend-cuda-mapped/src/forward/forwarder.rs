@@ -57,7 +57,7 @@ pub(crate) struct Exit {
     pub in_flight: u32,
     /// Requests published but never started, answered `-ESHUTDOWN`.
     pub refused_at_close: u64,
-    /// Why the thread stopped before the queue was quiet, if it did.
+    /// The deadline ended the drain while work was still ready or in flight.
     pub deadline_hit: bool,
     /// The last io_uring error, if submitting ever failed.
     pub ring_error: Option<String>,
