@@ -1,18 +1,126 @@
-/* gpuio/forward.h — device side of the forward transport (placeholder: every call fails with -ENOSYS). */
+/* gpuio/forward.h — device side of the forward transport.
+ *
+ * The device queues compact requests in ch->forward.entries (shared memory,
+ * gpuio_forward_entry[slots]); one host forwarder thread takes them in position
+ * order, validates them, feeds them to its own io_uring and answers each one in
+ * place (host side: backend-cuda-mapped/src/forward/).
+ *
+ * Ownership (core/src/abi.rs): the device owns entry pos % slots when
+ *   stamp == pos<<2 | FREE;
+ * it writes the request and publishes pos<<2 | READY (release, system scope); the
+ * host answers with `result` and pos<<2 | DONE (release); the device acquires that,
+ * reads the result and frees the entry with (pos + slots)<<2 | FREE (release).
+ *
+ * Reservation (device-local gpuio_forward_state::reserve) is a compare-and-swap
+ * taken only once the entry for that position is ours, never a blind fetch-add:
+ * a producer that gives up waiting (deadline, closing) then holds no position,
+ * so the host, which takes positions strictly in order, never waits on a hole.
+ *
+ * Abandoning: a waiter that times out marks its device-local slot state
+ * ABANDONED and walks away. The entry then still belongs to its request until the
+ * host answers DONE; the producer of position pos + slots that finds
+ *   stamp == pos<<2 | DONE  and  slot_state == ABANDONED
+ * takes the entry over directly (the result nobody waits for is dropped). So a late
+ * completion is never lost from the host's count, and neither the entry nor its
+ * staging chunk is reused before the host is done with them.
+ *
+ * Device-local slot states (only device atomics touch them): IN_FLIGHT from
+ * acquire to release, ABANDONED after a timed-out wait, FREE after release.
+ */
 #ifndef GPUIO_FORWARD_H
 #define GPUIO_FORWARD_H
 
-GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
-  (void)ch; (void)s; (void)deadline;
-  return -GPUIO_ENOSYS;
+GPUIO_FN gpuio_forward_entry *gpuio_forward_entry_at(const gpuio_channel *ch, gpuio_u32 index) {
+  return gpuio_ptr<gpuio_forward_entry>(ch->forward.entries) + index;
 }
-GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
-  (void)ch; (void)s; (void)r;
-}
-GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
-  (void)ch; (void)s; (void)deadline; *result = -GPUIO_ENOSYS;
-  return 0;
-}
-GPUIO_FN void gpuio_forward_release(const gpuio_channel *ch, gpuio_slot *s) { (void)ch; (void)s; }
 
-#endif
+GPUIO_FN gpuio_u32 *gpuio_forward_slot_state(const gpuio_channel *ch, gpuio_u32 index) {
+  return gpuio_ptr<gpuio_u32>(ch->forward.slot_state) + index;
+}
+
+GPUIO_FN gpuio_u64 gpuio_forward_stamp(gpuio_u64 pos, gpuio_u64 state) { return (pos << GPUIO_STAMP_SHIFT) | state; }
+
+/* Claims the next position once its entry is free (or reclaimable), binds the
+ * slot to that entry's staging chunk. 0, -ETIMEDOUT at the deadline, or
+ * -ESHUTDOWN when the channel starts closing while we wait. Holds nothing on error. */
+GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
+  gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(ch->forward.state);
+  const gpuio_u64 slots = ch->slots;
+  bool waited = false;
+  for (;;) {
+    gpuio_u64 pos = gpuio_ld_relaxed_64(&st->reserve);
+    gpuio_u32 index = (gpuio_u32)(pos & (slots - 1));
+    gpuio_forward_entry *e = gpuio_forward_entry_at(ch, index);
+    gpuio_u64 stamp = gpuio_ld_acquire_64(&e->stamp);
+    bool usable = stamp == gpuio_forward_stamp(pos, GPUIO_STAMP_FREE);
+    if (!usable && pos >= slots && stamp == gpuio_forward_stamp(pos - slots, GPUIO_STAMP_DONE)) {
+      /* The host answered position pos - slots; reclaim only if its waiter left.
+       * (The acquire above orders this load after that request's IN_FLIGHT.) */
+      usable = gpuio_ld_acquire_32(gpuio_forward_slot_state(ch, index)) == GPUIO_SLOT_ABANDONED;
+    }
+    if (usable) {
+      if (gpuio_cas_64(&st->reserve, pos, pos + 1) == pos) {
+        /* Position pos and its entry are ours alone now. */
+        gpuio_st_relaxed_32(gpuio_forward_slot_state(ch, index), GPUIO_SLOT_IN_FLIGHT);
+        s->pos = pos;
+        gpuio_slot_bind(ch, s, index);
+        return 0;
+      }
+      /* Another producer took pos: someone made progress, try the next one at once. */
+      if (gpuio_past(deadline)) return -GPUIO_ETIMEDOUT;
+      continue;
+    }
+    if (stamp >> GPUIO_STAMP_SHIFT >= pos) {
+      /* Someone already took pos: our view of reserve was stale. */
+      if (gpuio_past(deadline)) return -GPUIO_ETIMEDOUT;
+      continue;
+    }
+    /* The entry still serves position pos - slots: wait for it. A channel that
+     * starts closing gets no new requests, so give up then. */
+    if (waited && gpuio_ld_acquire_32(&ch->closing)) return -GPUIO_ESHUTDOWN;
+    if (gpuio_past(deadline)) return -GPUIO_ETIMEDOUT;
+    waited = true;
+    gpuio_pause();
+  }
+}
+
+/* Writes the request into the slot's entry and hands it to the host. */
+GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
+  gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
+  /* Plain stores: the release below publishes them. */
+  e->req.op = r->op;
+  e->req.endpoint = r->endpoint;
+  e->req.len = r->len;
+  e->req.flags = r->flags;
+  e->req.staging_off = r->staging_off;
+  e->req.offset = r->offset;
+  gpuio_st_release_64(&e->stamp, gpuio_forward_stamp(s->pos, GPUIO_STAMP_READY));
+}
+
+/* 0 with the host's result (slot still held), or -ETIMEDOUT with the slot
+ * abandoned: the next producer on this entry frees it once the host answers. */
+GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
+  gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
+  const gpuio_u64 done = gpuio_forward_stamp(s->pos, GPUIO_STAMP_DONE);
+  for (;;) {
+    if (gpuio_ld_acquire_64(&e->stamp) == done) {
+      *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
+      return 0;
+    }
+    if (gpuio_past(deadline)) {
+      /* After this store we touch neither the entry nor the staging chunk again. */
+      gpuio_xchg_32(gpuio_forward_slot_state(ch, s->index), GPUIO_SLOT_ABANDONED);
+      return -GPUIO_ETIMEDOUT;
+    }
+    gpuio_pause();
+  }
+}
+
+/* Frees the entry for position pos + slots. */
+GPUIO_FN void gpuio_forward_release(const gpuio_channel *ch, gpuio_slot *s) {
+  gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
+  gpuio_st_relaxed_32(gpuio_forward_slot_state(ch, s->index), GPUIO_SLOT_FREE);
+  gpuio_st_release_64(&e->stamp, gpuio_forward_stamp(s->pos + ch->slots, GPUIO_STAMP_FREE));
+}
+
+#endif /* GPUIO_FORWARD_H */

@@ -1,0 +1,310 @@
+//! Host-side tests of the forwarder: Rust plays the device (the same stamps the
+//! header writes) against a real io_uring and real files and pipes.
+
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpuio_core::abi::{self, op, stamp};
+use gpuio_core::memory::{HostMemory, MemoryProvider};
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, KeepAlive};
+
+use super::queue::{stamp_of, EntryView};
+use super::ForwardBuilder;
+
+/// Plays the device on a channel opened with HostMemory (host == device addresses).
+/// Holds the channel's memory alive, like a launched kernel.
+struct FakeDevice {
+    _keep: KeepAlive,
+    entries: *const EntryView,
+    staging: *mut u8,
+    staging_len: usize,
+    slots: u64,
+}
+
+impl FakeDevice {
+    fn new(ch: &Channel) -> Self {
+        // SAFETY: HostMemory: the descriptor's device address is its host address,
+        // and the channel keeps it alive and unchanged while `ch` is borrowed.
+        let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
+        Self {
+            _keep: ch.keepalive(),
+            entries: desc.forward.entries as *const EntryView,
+            staging: ch.staging().host_ptr.as_ptr(),
+            staging_len: desc.staging_len as usize,
+            slots: u64::from(desc.slots),
+        }
+    }
+
+    fn entry(&self, pos: u64) -> &EntryView {
+        // SAFETY: the forward builder allocated `slots` entries there (64-aligned),
+        // and `_keep` holds that memory alive.
+        unsafe { &*self.entries.add((pos % self.slots) as usize) }
+    }
+
+    fn is_free_for(&self, pos: u64) -> bool {
+        self.entry(pos).stamp() == stamp_of(pos, stamp::FREE)
+    }
+
+    fn publish(&self, pos: u64, req: abi::Request) {
+        assert!(self.is_free_for(pos), "entry for {pos} is not free");
+        let e = self.entry(pos);
+        e.set_request(&req);
+        e.stamp.store(
+            stamp_of(pos, stamp::READY),
+            std::sync::atomic::Ordering::Release,
+        );
+    }
+
+    fn done(&self, pos: u64) -> Option<i64> {
+        let e = self.entry(pos);
+        (e.stamp() == stamp_of(pos, stamp::DONE)).then(|| e.result())
+    }
+
+    fn wait(&self, pos: u64) -> i64 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(r) = self.done(pos) {
+                return r;
+            }
+            assert!(Instant::now() < deadline, "position {pos} never answered");
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+
+    fn release(&self, pos: u64) {
+        self.entry(pos).stamp.store(
+            stamp_of(pos + self.slots, stamp::FREE),
+            std::sync::atomic::Ordering::Release,
+        );
+    }
+
+    /// Publish, wait, release.
+    fn run(&self, pos: u64, req: abi::Request) -> i64 {
+        self.publish(pos, req);
+        let r = self.wait(pos);
+        self.release(pos);
+        r
+    }
+
+    fn staging_write(&self, off: usize, bytes: &[u8]) {
+        assert!(off + bytes.len() <= self.staging_len);
+        // SAFETY: inside the staging area, which no request in flight uses now.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.staging.add(off), bytes.len()) }
+    }
+
+    fn staging_read(&self, off: usize, len: usize) -> Vec<u8> {
+        assert!(off + len <= self.staging_len);
+        let mut v = vec![0; len];
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(self.staging.add(off), v.as_mut_ptr(), len) }
+        v
+    }
+}
+
+fn req(op: u32, endpoint: u32, len: u32, staging_off: u64, offset: i64) -> abi::Request {
+    abi::Request {
+        op,
+        endpoint,
+        len,
+        flags: 0,
+        staging_off,
+        offset,
+    }
+}
+
+fn open(builder: &ForwardBuilder, endpoints: Vec<Endpoint>) -> Channel {
+    let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
+    let config = ChannelConfig {
+        endpoints,
+        slots: 4,
+        slot_size: 4096,
+        user_staging: 4096,
+        close_timeout: Duration::from_secs(5),
+        ..ChannelConfig::default()
+    };
+    Channel::open(provider, builder, config).expect("open a forward channel")
+}
+
+#[test]
+fn pwrite_and_pread_move_staging_bytes_and_positions_wrap_around_the_queue() {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &ForwardBuilder::default(),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.staging_write(0, b"hello forward");
+    assert_eq!(dev.run(0, req(op::PWRITE, 0, 13, 0, 100)), 13);
+    let mut buf = [0u8; 13];
+    file.read_exact_at(&mut buf, 100).unwrap();
+    assert_eq!(&buf, b"hello forward");
+    assert_eq!(dev.run(1, req(op::PREAD, 0, 13, 4096, 100)), 13);
+    assert_eq!(dev.staging_read(4096, 13), b"hello forward");
+    // Three times round a 4-entry queue.
+    for pos in 2..14 {
+        assert_eq!(dev.run(pos, req(op::NOP, 0, 0, 0, 0)), 0, "nop at {pos}");
+    }
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 14);
+    assert_eq!(report.counters.completed, 14);
+}
+
+#[test]
+fn refused_requests_get_their_errno_and_no_syscall() {
+    let file = tempfile::tempfile().unwrap();
+    file.write_all_at(b"untouched", 0).unwrap();
+    let ch = open(
+        &ForwardBuilder::default(),
+        vec![
+            Endpoint::file("rw", &file, Access::READ_WRITE).unwrap(),
+            Endpoint::file("ro", &file, Access::READ).unwrap(),
+        ],
+    );
+    let dev = FakeDevice::new(&ch);
+    let len = dev.staging_len as u64;
+    let cases = [
+        (
+            req(op::PWRITE, 7, 8, 0, 0),
+            -libc::EBADF,
+            "unregistered endpoint",
+        ),
+        (
+            req(op::PWRITE, 1, 8, 0, 0),
+            -libc::EBADF,
+            "read-only endpoint",
+        ),
+        (
+            req(op::PWRITE, 0, 64, len + 4096, 0),
+            -libc::EFAULT,
+            "outside staging",
+        ),
+        (
+            req(op::PWRITE, 0, 64, len - 8, 0),
+            -libc::EFAULT,
+            "runs past staging",
+        ),
+        (
+            req(op::PWRITE, 0, (len + 1) as u32, 0, 0),
+            -libc::EINVAL,
+            "longer than staging",
+        ),
+        (req(op::PWRITE, 0, 0, 0, 0), -libc::EINVAL, "length 0"),
+        (
+            req(op::PWRITE, 0, 8, 0, -5),
+            -libc::EINVAL,
+            "negative offset",
+        ),
+        (req(op::BASE | 99, 0, 8, 0, 0), -libc::EINVAL, "unknown op"),
+    ];
+    for (pos, (r, errno, what)) in cases.iter().enumerate() {
+        assert_eq!(dev.run(pos as u64, *r), i64::from(*errno), "{what}");
+    }
+    let mut buf = Vec::new();
+    let mut f = &file;
+    std::io::Seek::rewind(&mut f).unwrap();
+    f.read_to_end(&mut buf).unwrap();
+    assert_eq!(buf, b"untouched", "refused requests wrote nothing");
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, cases.len() as u64);
+    assert_eq!(report.counters.failed, cases.len() as u64);
+}
+
+#[test]
+fn entries_are_taken_in_position_order() {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &ForwardBuilder::default(),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.publish(1, req(op::NOP, 0, 0, 0, 0));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(dev.done(1), None, "position 1 answered before position 0");
+    dev.publish(0, req(op::NOP, 0, 0, 0, 0));
+    assert_eq!(dev.wait(0), 0);
+    assert_eq!(dev.wait(1), 0);
+    dev.release(0);
+    dev.release(1);
+    assert!(ch.close().is_clean());
+}
+
+#[test]
+fn stream_writes_to_a_pipe_arrive_whole_and_in_order() {
+    let (rx, tx) = rustix::pipe::pipe().unwrap();
+    let ch = open(
+        &ForwardBuilder::default(),
+        vec![Endpoint::new("pipe", EndpointKind::Pipe, Access::WRITE, tx.as_fd()).unwrap()],
+    );
+    drop(tx);
+    let dev = FakeDevice::new(&ch);
+    dev.staging_write(0, b"one\n");
+    dev.staging_write(4096, b"two\n");
+    assert_eq!(dev.run(0, req(op::WRITE, 0, 4, 0, -1)), 4);
+    assert_eq!(dev.run(1, req(op::WRITE, 0, 4, 4096, -1)), 4);
+    assert_eq!(
+        dev.run(2, req(op::PWRITE, 0, 4, 0, 0)),
+        i64::from(-libc::ESPIPE),
+        "a pipe has no positions"
+    );
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    let mut out = String::new();
+    let mut rx = std::fs::File::from(rx);
+    rx.read_to_string(&mut out).unwrap();
+    assert_eq!(out, "one\ntwo\n");
+}
+
+#[test]
+fn close_at_the_deadline_refuses_what_never_started_and_reports_what_is_stuck() {
+    // A one-entry ring holding a read on an empty pipe: nothing else can start.
+    let (rx, tx) = rustix::pipe::pipe().unwrap();
+    let file = tempfile::tempfile().unwrap();
+    let builder = ForwardBuilder {
+        ring_entries: 1,
+        ..ForwardBuilder::default()
+    };
+    let mut ch = open(
+        &builder,
+        vec![
+            Endpoint::new("pipe", EndpointKind::Pipe, Access::READ, rx.as_fd()).unwrap(),
+            Endpoint::file("f", &file, Access::READ_WRITE).unwrap(),
+        ],
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.publish(0, req(op::READ, 0, 16, 0, -1));
+    dev.staging_write(4096, b"never");
+    dev.publish(1, req(op::PWRITE, 1, 5, 4096, 0));
+    std::thread::sleep(Duration::from_millis(20));
+    let report = ch.close_within(Duration::from_millis(100));
+    assert_eq!(dev.done(0), None, "the stuck read stays unanswered");
+    assert_eq!(
+        dev.done(1),
+        Some(i64::from(-libc::ESHUTDOWN)),
+        "the queued write is refused"
+    );
+    assert_eq!(report.counters.submitted, 2);
+    assert_eq!(report.counters.failed, 1);
+    assert_eq!(report.counters.unfinished(), 1);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("still in the io_uring")),
+        "{report}"
+    );
+    assert!(
+        report.problems.iter().any(|p| p.contains("-ESHUTDOWN")),
+        "{report}"
+    );
+    assert_eq!(
+        file.metadata().unwrap().len(),
+        0,
+        "the refused write wrote nothing"
+    );
+    drop(tx);
+}

@@ -1,0 +1,480 @@
+//! The forward transport end to end: conformance kernels on the CPU device, host
+//! memory, a real io_uring and real files in a tempdir.
+
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gpuio_backend_cuda_mapped::forward::ForwardBuilder;
+use gpuio_core::memory::{HostMemory, MemoryProvider};
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint};
+use gpuio_device::cpu::CpuDevice;
+use gpuio_device::kernels::{self, pattern_byte, writes_of, REGION};
+
+const JOIN: Duration = Duration::from_secs(120);
+
+fn provider() -> Arc<dyn MemoryProvider> {
+    Arc::new(HostMemory)
+}
+
+/// A channel on `file` (endpoint 0, read-write) and, read-only, endpoint 1.
+fn channel(file: &std::fs::File, call_timeout: Duration) -> Channel {
+    let mut config = ChannelConfig {
+        call_timeout,
+        ..ChannelConfig::default()
+    };
+    config.endpoint(Endpoint::file("data", file, Access::READ_WRITE).unwrap());
+    config.endpoint(Endpoint::file("data-ro", file, Access::READ).unwrap());
+    Channel::open(provider(), &ForwardBuilder::default(), config).expect("open forward channel")
+}
+
+fn kernel(name: &str) -> gpuio_device::cpu::CpuKernel {
+    gpuio_device::link();
+    kernels::cpu(name).unwrap_or_else(|| panic!("no CPU kernel {name}"))
+}
+
+/// A buffer laid out like the file (byte `o` at index `o`) with the pattern written
+/// wherever `threads × count` conformance writes land; zero elsewhere.
+fn pattern_source(threads: u64, count: u64) -> Vec<u8> {
+    let mut src = vec![0u8; (threads * REGION) as usize];
+    for t in 0..threads {
+        for (off, len) in writes_of(t, count) {
+            for o in off..off + u64::from(len) {
+                src[o as usize] = pattern_byte(o);
+            }
+        }
+    }
+    src
+}
+
+fn assert_file_has_pattern(file: &std::fs::File, threads: u64, count: u64) {
+    for t in 0..threads {
+        let (start, _) = writes_of(t, count)[0];
+        let (last, last_len) = *writes_of(t, count).last().unwrap();
+        let mut got = vec![0u8; (last + u64::from(last_len) - start) as usize];
+        file.read_exact_at(&mut got, start).unwrap();
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != pattern_byte(start + i as u64)) {
+            panic!(
+                "thread {t}: file byte {} is {:#x}, expected {:#x}",
+                start + i as u64,
+                got[i],
+                pattern_byte(start + i as u64)
+            );
+        }
+    }
+}
+
+fn assert_clean_close(ch: Channel) {
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    let c = report.counters;
+    assert_eq!(c.submitted, c.completed + c.failed, "{report}");
+}
+
+#[test]
+fn nop_from_many_threads_completes_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create_new(dir.path().join("nop")).unwrap();
+    let ch = channel(&file, Duration::from_secs(10));
+    let p = CpuDevice
+        .launch(kernel("nop"), 2, 8, &ch, &[200, 0, 0])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[1], 0, "{} NOPs failed, first with {}", p[1], p[2] as i64);
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 16 * 200);
+    assert_eq!(report.counters.completed, 16 * 200);
+}
+
+#[test]
+fn pwrite_then_pread_pattern_from_16_threads_is_byte_exact_every_round() {
+    const THREADS: u64 = 16;
+    const WRITES: u64 = 300;
+    let src = pattern_source(THREADS, WRITES);
+    let expected_bytes: u64 = (0..THREADS)
+        .flat_map(|t| writes_of(t, WRITES))
+        .map(|(_, n)| u64::from(n))
+        .sum();
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(dir.path().join("pattern"))
+            .unwrap();
+        let ch = channel(&file, Duration::from_secs(30));
+        let p = CpuDevice
+            .launch(
+                kernel("pwrite_pattern"),
+                2,
+                8,
+                &ch,
+                &[0, src.as_ptr() as u64, WRITES, 0, 0, 0],
+            )
+            .unwrap()
+            .join(JOIN)
+            .unwrap();
+        assert_eq!(
+            p[3], 0,
+            "round {round}: {} writes failed, first with {}",
+            p[3], p[4] as i64
+        );
+        assert_eq!(p[5], expected_bytes, "round {round}: bytes written");
+        assert_file_has_pattern(&file, THREADS, WRITES);
+
+        let mut dst = vec![0u8; (THREADS * REGION) as usize];
+        let p = CpuDevice
+            .launch(
+                kernel("pread_pattern"),
+                2,
+                8,
+                &ch,
+                &[0, dst.as_mut_ptr() as u64, WRITES, 0, 0, 0],
+            )
+            .unwrap()
+            .join(JOIN)
+            .unwrap();
+        assert_eq!(
+            p[3], 0,
+            "round {round}: {} reads failed, first with {}",
+            p[3], p[4] as i64
+        );
+        assert_eq!(p[5], expected_bytes, "round {round}: bytes read");
+        for t in 0..THREADS {
+            for (off, len) in writes_of(t, WRITES) {
+                let r = off as usize..(off + u64::from(len)) as usize;
+                assert!(
+                    dst[r.clone()] == src[r.clone()],
+                    "round {round}: pread of {}+{len} differs from the file",
+                    off
+                );
+            }
+        }
+        assert_clean_close(ch);
+    }
+}
+
+#[test]
+fn bad_input_is_refused_by_the_host_and_the_channel_stays_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dir.path().join("bad"))
+        .unwrap();
+    let ch = channel(&file, Duration::from_secs(10));
+    let mut params = vec![0u64; 14];
+    params[0] = 0;
+    params[1] = 1;
+    params[2] = file.as_raw_fd() as u64;
+    let p = CpuDevice
+        .launch(kernel("bad_input"), 1, 1, &ch, &params)
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    let out: Vec<i64> = p[3..14].iter().map(|&v| v as i64).collect();
+    let expect = [
+        -libc::EBADF,
+        -libc::EFAULT,
+        -libc::EINVAL,
+        -libc::EINVAL,
+        -libc::EBADF,
+        -libc::EBADF,
+        -libc::EFAULT,
+        -libc::EINVAL,
+        1,
+        1,
+        5,
+    ];
+    for (i, (got, want)) in out.iter().zip(expect).enumerate() {
+        assert_eq!(
+            *got,
+            i64::from(want),
+            "case {i}: {}",
+            kernels::BAD_INPUT_CASES[i]
+        );
+    }
+    // Only the three raw requests and the final write reached the host: the raw ones
+    // were refused there, by validation, with no syscall.
+    let counters = ch.counters();
+    assert_eq!(counters.submitted, 4, "{counters:?}");
+    assert_eq!(counters.failed, 3, "{counters:?}");
+    assert_eq!(counters.completed, 1, "{counters:?}");
+    let mut contents = Vec::new();
+    std::io::Read::read_to_end(&mut &file, &mut contents).unwrap();
+    assert_eq!(contents.len(), 4096 + 5, "only the final write landed");
+    assert!(
+        contents[..4096].iter().all(|&b| b == 0),
+        "bytes before 4096 untouched"
+    );
+    assert_eq!(&contents[4096..], b"alive");
+    assert_clean_close(ch);
+}
+
+#[test]
+fn close_mid_flight_accounts_for_every_request_and_loses_no_acknowledged_write() {
+    const THREADS: u64 = 8;
+    const MAX_WRITES: u64 = 1024;
+    const SIZE: u64 = 4096;
+    const _: () = assert!(MAX_WRITES * SIZE <= REGION, "writes never wrap");
+    let src: Vec<u8> = (0..THREADS * REGION).map(pattern_byte).collect();
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(dir.path().join("until-closed"))
+            .unwrap();
+        let ch = channel(&file, Duration::from_secs(2));
+        // [16 + t]: how many writes thread t saw succeed (its first ones).
+        let mut params = vec![0u64; 16 + THREADS as usize];
+        params[..4].copy_from_slice(&[0, src.as_ptr() as u64, MAX_WRITES, SIZE]);
+        let launch = CpuDevice
+            .launch(kernel("until_closed"), 1, THREADS as u32, &ch, &params)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(30 + 20 * round));
+        let report = ch.close();
+        let p = launch.join(JOIN).unwrap();
+        let (ok, shutdown, other, timeouts) = (p[4], p[5], p[6], p[8]);
+        eprintln!(
+            "round {round}: {report}; kernel: {ok} ok, {shutdown} shut down, {timeouts} timed out"
+        );
+        let c = report.counters;
+        assert_eq!(c.submitted, c.completed + c.failed, "{report}");
+        assert!(report.problems.is_empty(), "{report}");
+        assert_eq!(other, 0, "other failures, first {}", p[7] as i64);
+        assert!(
+            c.completed >= ok,
+            "every acknowledged write was completed by the host"
+        );
+        // Thread t saw its first ok_t writes succeed and stopped at the next one:
+        // all ok_t are in the file; the one after only if its waiter timed out
+        // (it may have completed late), never if it was refused at shutdown.
+        let mut acknowledged = 0;
+        for t in 0..THREADS {
+            let ok_t = p[16 + t as usize];
+            acknowledged += ok_t;
+            let mut buf = vec![0u8; SIZE as usize];
+            let mut in_file = 0;
+            for i in 0..MAX_WRITES {
+                let off = t * REGION + i * SIZE;
+                let n = file.read_at(&mut buf, off).unwrap();
+                let whole = n == SIZE as usize
+                    && (0..SIZE).all(|k| buf[k as usize] == pattern_byte(off + k));
+                if !whole {
+                    break;
+                }
+                in_file += 1;
+            }
+            assert!(
+                in_file >= ok_t && in_file <= ok_t + timeouts,
+                "round {round}, thread {t}: {in_file} writes in the file, {ok_t} acknowledged"
+            );
+        }
+        assert_eq!(acknowledged, ok, "per-thread counts add up");
+    }
+}
+
+#[test]
+fn printf_lines_from_many_threads_arrive_whole_and_in_order_per_thread() {
+    const THREADS: usize = 16;
+    const LINES: usize = 100;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stdout");
+    let out = std::fs::File::options()
+        .append(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let mut config = ChannelConfig::default();
+    config.stdout(
+        Endpoint::new(
+            "stdout",
+            gpuio_core::EndpointKind::Pipe,
+            Access::WRITE,
+            std::os::fd::AsFd::as_fd(&out),
+        )
+        .unwrap(),
+    );
+    let ch = Channel::open(provider(), &ForwardBuilder::default(), config).unwrap();
+    let p = CpuDevice
+        .launch(kernel("printf_lines"), 2, 8, &ch, &[LINES as u64, 0, 0])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[1], 0,
+        "{} printf calls failed, first {}",
+        p[1], p[2] as i64
+    );
+    assert_clean_close(ch);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.ends_with('\n'), "the last line is whole");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), THREADS * LINES, "every line arrived, once");
+    // Whole lines: each is one write(2) on an O_APPEND file.
+    for line in &lines {
+        assert!(
+            line.starts_with("t=") && line.ends_with('%'),
+            "torn: {line:?}"
+        );
+        assert_eq!(line.matches("t=").count(), 1, "interleaved: {line:?}");
+    }
+    // Per-thread order.
+    let mut next = [0usize; THREADS];
+    for line in &lines {
+        let mut f = line.split(' ');
+        let mut num = |key: &str| -> usize {
+            f.next()
+                .and_then(|s| s.strip_prefix(key)?.parse().ok())
+                .unwrap_or_else(|| panic!("no {key}<number> in {line:?}"))
+        };
+        let (t, i) = (num("t="), num("i="));
+        assert_eq!(i, next[t], "thread {t}: line {i} out of order: {line:?}");
+        next[t] += 1;
+    }
+    assert_eq!(next, [LINES; THREADS]);
+}
+
+#[test]
+fn a_timed_out_wait_is_abandoned_and_its_entry_reclaimed_after_the_late_completion() {
+    // A pipe registered as a file: io_uring ignores the offset, and once the pipe is
+    // full the next write stays in the ring until we read.
+    let (mut rx, tx) = std::io::pipe().unwrap();
+    let tx = std::fs::File::from(std::os::fd::OwnedFd::from(tx));
+    let mut config = ChannelConfig {
+        slots: 8,
+        call_timeout: Duration::from_millis(200),
+        ..ChannelConfig::default()
+    };
+    config.endpoint(Endpoint::file("pipe", &tx, Access::WRITE).unwrap());
+    let ch = Channel::open(provider(), &ForwardBuilder::default(), config).unwrap();
+    const SIZE: u64 = 4096;
+    const MAX_WRITES: u64 = 1024; // far more than a pipe holds
+    let src: Vec<u8> = (0..REGION).map(pattern_byte).collect();
+    let p = CpuDevice
+        .launch(
+            kernel("until_closed"),
+            1,
+            1,
+            &ch,
+            &[
+                0,
+                src.as_ptr() as u64,
+                MAX_WRITES,
+                SIZE,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    // Writes succeed while the pipe has room; the next one times out.
+    let fits = p[4];
+    assert_eq!(p[16], fits, "thread 0's own count");
+    assert!(fits > 0 && fits < MAX_WRITES, "{fits} writes fit");
+    assert_eq!(
+        p[8], 1,
+        "the write that does not fit times out and the thread stops"
+    );
+    assert_eq!(p[6], 0, "no other failure, first {}", p[7] as i64);
+    // The abandoned write is still in flight; reading lets it complete.
+    let mut got = vec![0u8; ((fits + 1) * SIZE) as usize];
+    std::io::Read::read_exact(&mut rx, &mut got).unwrap();
+    let want: Vec<u8> = (0..(fits + 1) * SIZE).map(pattern_byte).collect();
+    assert!(
+        got == want,
+        "the pipe carries every write, the late one included"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ch.counters().completed < fits + 1 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", ch.counters());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // More requests than slots: one of them lands on the abandoned entry and must
+    // take it over, or it would wait forever.
+    let p = CpuDevice
+        .launch(kernel("nop"), 1, 4, &ch, &[20, 0, 0])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[1], 0, "{} NOPs failed, first {}", p[1], p[2] as i64);
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, fits + 1 + 80);
+    assert_eq!(report.counters.completed, fits + 1 + 80);
+}
+
+#[test]
+fn with_deadlines_shorter_than_the_io_timeouts_never_corrupt_data_or_lose_count() {
+    // Waits this short time out all the time: entries are abandoned and reclaimed
+    // while their writes may still be in the ring. A staging chunk reused too early
+    // would put another offset's bytes in the file.
+    const THREADS: u64 = 16;
+    const WRITES: u64 = 200;
+    let src = pattern_source(THREADS, WRITES);
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(dir.path().join("short-deadlines"))
+            .unwrap();
+        let mut config = ChannelConfig {
+            slots: 16,
+            call_timeout: Duration::from_micros(50),
+            ..ChannelConfig::default()
+        };
+        config.endpoint(Endpoint::file("data", &file, Access::READ_WRITE).unwrap());
+        let ch = Channel::open(provider(), &ForwardBuilder::default(), config).unwrap();
+        let p = CpuDevice
+            .launch(
+                kernel("pwrite_pattern"),
+                2,
+                8,
+                &ch,
+                &[0, src.as_ptr() as u64, WRITES, 0, 0, 0],
+            )
+            .unwrap()
+            .join(JOIN)
+            .unwrap();
+        let failed = p[3];
+        let report = ch.close();
+        eprintln!("round {round}: {failed} device calls failed; {report}");
+        assert!(report.is_clean(), "{report}");
+        for t in 0..THREADS {
+            let (start, _) = writes_of(t, WRITES)[0];
+            let (last, last_len) = *writes_of(t, WRITES).last().unwrap();
+            let mut got = vec![0u8; (last + u64::from(last_len) - start) as usize];
+            let n = file.read_at(&mut got, start).unwrap();
+            if let Some(i) =
+                (0..n).find(|&i| got[i] != 0 && got[i] != pattern_byte(start + i as u64))
+            {
+                panic!(
+                    "round {round}: file byte {} is {:#x}: another request's bytes",
+                    start + i as u64,
+                    got[i]
+                );
+            }
+        }
+    }
+}
