@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gpuio_core::direct::DirectBuilder;
-use gpuio_core::{Access, Channel, ChannelConfig, CloseReport, Endpoint, HostMemory, MemoryProvider};
+use gpuio_core::{
+    Access, Channel, ChannelConfig, CloseReport, Endpoint, HostMemory, MemoryProvider,
+};
 use gpuio_device::cpu::CpuDevice;
 use gpuio_device::kernels::{self, pattern_byte, writes_of, BAD_INPUT_CASES};
 
@@ -43,8 +45,9 @@ fn nop_kernel_completes_every_nop_and_close_balances_the_counts() {
     assert_eq!(report.counters.completed, 1600, "{report}");
 }
 
-/// Runs `gpuio_k_pwrite_pattern` with `threads` threads of `writes` writes each and
-/// checks every byte each thread wrote.
+/// Runs `gpuio_k_pwrite_pattern` with `threads` threads of `writes` writes each,
+/// checks every byte each thread wrote, then reads them back with
+/// `gpuio_k_pread_pattern` and checks those too.
 fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pattern.bin");
@@ -61,7 +64,9 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
     let ep = config.endpoint(Endpoint::file("pattern", &file, Access::READ_WRITE).unwrap());
     let ch = open(config);
 
-    let plan: Vec<Vec<(u64, u32)>> = (0..u64::from(threads)).map(|t| writes_of(t, writes)).collect();
+    let plan: Vec<Vec<(u64, u32)>> = (0..u64::from(threads))
+        .map(|t| writes_of(t, writes))
+        .collect();
     let end = plan
         .iter()
         .flatten()
@@ -71,7 +76,10 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
     // Laid out like the file; only the written ranges are touched (and so paged in).
     let mut src = vec![0u8; end as usize];
     for &(o, n) in plan.iter().flatten() {
-        for (i, b) in src[o as usize..(o + u64::from(n)) as usize].iter_mut().enumerate() {
+        for (i, b) in src[o as usize..(o + u64::from(n)) as usize]
+            .iter_mut()
+            .enumerate()
+        {
             *b = pattern_byte(o + i as u64);
         }
     }
@@ -87,8 +95,43 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
         .join(JOIN)
         .unwrap();
     let expected_bytes: u64 = plan.iter().flatten().map(|&(_, n)| u64::from(n)).sum();
-    assert_eq!(p[3], 0, "{} writes failed, first with {}", p[3], p[4] as i64);
+    assert_eq!(
+        p[3], 0,
+        "{} writes failed, first with {}",
+        p[3], p[4] as i64
+    );
     assert_eq!(p[5], expected_bytes);
+    let check = |got: &[u8], what: &str| {
+        for (t, w) in plan.iter().enumerate() {
+            for &(o, n) in w {
+                let range = o as usize..(o + u64::from(n)) as usize;
+                assert!(
+                    got[range.clone()] == src[range],
+                    "{what}, thread {t}: bytes at {o}+{n} differ from the pattern"
+                );
+            }
+        }
+    };
+    let got = std::fs::read(&path).unwrap();
+    assert_eq!(got.len() as u64, end);
+    check(&got, "file");
+
+    // Read the same ranges back through the channel.
+    let mut dst = vec![0u8; end as usize];
+    let p = CpuDevice
+        .launch(
+            kernel("pread_pattern"),
+            1,
+            threads,
+            &ch,
+            &[u64::from(ep), dst.as_mut_ptr() as u64, writes, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[3], 0, "{} reads failed, first with {}", p[3], p[4] as i64);
+    assert_eq!(p[5], expected_bytes);
+    check(&dst, "pread");
 
     let report = ch.close();
     assert_clean(&report);
@@ -98,30 +141,17 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
         .flatten()
         .map(|&(_, n)| u64::from(n).div_ceil(slot_size))
         .sum();
-    assert_eq!(report.counters.submitted, requests, "{report}");
-    assert_eq!(report.counters.completed, requests, "{report}");
-
-    let got = std::fs::read(&path).unwrap();
-    assert_eq!(got.len() as u64, end);
-    for (t, w) in plan.iter().enumerate() {
-        for &(o, n) in w {
-            let range = o as usize..(o + u64::from(n)) as usize;
-            assert!(
-                got[range.clone()] == src[range],
-                "thread {t}: bytes at {o}+{n} differ from the pattern"
-            );
-        }
-    }
-    drop(src);
+    assert_eq!(report.counters.submitted, 2 * requests, "{report}");
+    assert_eq!(report.counters.completed, 2 * requests, "{report}");
 }
 
 #[test]
-fn pwrite_pattern_from_8_threads_lands_byte_exact() {
+fn pwrite_pattern_from_8_threads_lands_byte_exact_and_preads_back_the_same() {
     pwrite_pattern(8, 200, 256);
 }
 
 #[test]
-fn pwrite_pattern_from_64_threads_on_16_slots_lands_byte_exact_run_after_run() {
+fn pattern_from_64_threads_on_16_slots_lands_byte_exact_run_after_run() {
     // Four threads per slot: positions queue on every slot, publishers and reapers
     // hand over constantly.
     for _ in 0..3 {
@@ -213,7 +243,17 @@ fn close_while_writes_are_in_flight_drains_everything_accepted() {
             1,
             threads,
             &ch,
-            &[u64::from(ep), src.as_ptr() as u64, 1 << 20, 4096, 0, 0, 0, 0, 0],
+            &[
+                u64::from(ep),
+                src.as_ptr() as u64,
+                1 << 20,
+                4096,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
         )
         .unwrap();
     // Wait until writes are flowing, then close under them.
@@ -227,11 +267,85 @@ fn close_while_writes_are_in_flight_drains_everything_accepted() {
     assert!(report.elapsed <= bound + Duration::from_secs(1), "{report}");
     let p = launch.join(JOIN).unwrap();
     assert_clean(&report);
-    assert_eq!(p[6], 0, "{} writes failed, first with {}", p[6], p[7] as i64);
+    assert_eq!(
+        p[6], 0,
+        "{} writes failed, first with {}",
+        p[6], p[7] as i64
+    );
     assert_eq!(p[8], 0, "calls timed out");
     assert_eq!(p[5], u64::from(threads), "every thread saw -ESHUTDOWN");
     // Every write a thread saw succeed was counted; the rest are stand-in NOPs of
     // calls that arrived while closing.
-    assert!(report.counters.completed >= p[4], "{report} vs {} writes", p[4]);
+    assert!(
+        report.counters.completed >= p[4],
+        "{report} vs {} writes",
+        p[4]
+    );
     drop(src);
+}
+
+/// A FIFO in `dir`, opened read-write (never blocks on open, never sees EOF).
+fn fifo(dir: &std::path::Path) -> File {
+    let path = dir.join("fifo");
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    File::options().read(true).write(true).open(&path).unwrap()
+}
+
+#[test]
+fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers_when_it_completes()
+{
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut pipe = fifo(dir.path());
+    // One slot: everything queues behind the first request. The FIFO is declared a
+    // file so the header lets positioned reads through; the first one blocks.
+    let mut config = ChannelConfig {
+        slots: 1,
+        call_timeout: Duration::from_millis(200),
+        ..Default::default()
+    };
+    let ep = config.endpoint(Endpoint::file("fifo", &pipe, Access::READ_WRITE).unwrap());
+    let ch = open(config);
+    let mut dst = vec![0u8; 1 << 20];
+    let p = CpuDevice
+        .launch(
+            kernel("pread_pattern"),
+            1,
+            1,
+            &ch,
+            &[u64::from(ep), dst.as_mut_ptr() as u64, 3, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[3], 3, "the read and the two queued behind it give up");
+    assert_eq!(p[4] as i64, -i64::from(libc::ETIMEDOUT));
+    assert_eq!(
+        ch.counters().submitted,
+        1,
+        "only the first read reached the ring"
+    );
+
+    // The stuck read completes now; the next call reaps it, stands in for the two
+    // positions that gave up, and gets the slot.
+    pipe.write_all(&[7u8; 64]).unwrap();
+    let p = CpuDevice
+        .launch(kernel("nop"), 1, 1, &ch, &[2, 0, 0])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[1], 0,
+        "NOPs after recovery failed, first with {}",
+        p[2] as i64
+    );
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.timed_out, 3, "{report}");
+    // The read, two stand-in NOPs, two NOPs.
+    assert_eq!(report.counters.submitted, 5, "{report}");
+    assert_eq!(report.counters.completed, 5, "{report}");
+    drop(dst);
 }

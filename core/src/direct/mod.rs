@@ -14,8 +14,11 @@
 //! * the waker ([`waker`]): wakes the SQPOLL thread when it sleeps with work pending.
 //! * teardown ([`DirectTransport::close`]): waits (bounded) until the ring has
 //!   settled — every reserved position published, every SQE consumed, every
-//!   published request completed — with the waker still running; then stops the
-//!   waker and closes the ring.
+//!   published request completed — and stayed so for `close_quiet`, with the waker
+//!   still running; then stops the waker and closes the ring. The channel sets
+//!   `closing` first; a device call that takes a position afterwards sees it (the
+//!   two sides fence between their write and their read) and fills its position
+//!   with a NOP instead of a request, so nothing is accepted after the drain.
 //!
 //! The device side is `device/include/gpuio/direct.h`; the protocol is in
 //! [`crate::abi`]'s module doc.
@@ -152,6 +155,10 @@ impl Transport for DirectTransport {
                 ..Default::default()
             };
         };
+        // The channel has set `closing`; order that store before every read of the
+        // device's positions below (the device side of this handshake is in
+        // gpuio_direct_acquire: take a position, fence, read `closing`).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         let (snap, settled) = Self::drain(&owner, self.close_quiet, deadline);
         let mut problems = Vec::new();
         let waker = self
