@@ -192,9 +192,9 @@ impl RingOwner {
         }
     }
 
-    /// Completions in the CQ that no device thread reaped.
-    pub fn unreaped_completions(&self) -> Vec<Completion> {
-        self.ring.peek_completions()
+    /// The completions that were in the CQ, unreaped, when `snap` was taken.
+    pub fn unreaped_completions(&self, snap: &Snapshot) -> Vec<Completion> {
+        self.ring.completions_between(snap.cq_head, snap.cq_tail)
     }
 }
 

@@ -160,14 +160,17 @@ impl Transport for DirectTransport {
         // gpuio_direct_acquire: take a position, fence, read `closing`).
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         let (snap, settled) = Self::drain(&owner, self.close_quiet, deadline);
+        // Completions the device had not reaped when the snapshot was taken are read,
+        // not consumed (module doc). They are read with the snapshot: a device thread
+        // may still reap them meanwhile, and the report adds them to the counters
+        // of that same snapshot.
+        let leftover = owner.unreaped_completions(&snap);
         let mut problems = Vec::new();
         let waker = self
             .waker
             .stop(deadline.max(Instant::now() + Duration::from_millis(20)));
         problems.extend(waker.problems);
 
-        // Completions the device never reaped are read, not consumed (module doc).
-        let leftover = owner.unreaped_completions();
         let left_ok = leftover.iter().filter(|c| c.res >= 0).count() as u64;
         let left_failed = leftover.len() as u64 - left_ok;
         if !leftover.is_empty() {

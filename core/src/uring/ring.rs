@@ -358,15 +358,15 @@ impl SqpollRing {
             .map_err(|e| UringError::sys("io_uring_enter(IORING_ENTER_SQ_WAKEUP)", e))
     }
 
-    /// The CQE at ring position `pos` (below the tail and at or above the head).
+    /// The CQE at ring position `pos` (one the kernel has written: below the tail).
     fn cqe_at(&self, pos: u32) -> Completion {
         let off = self.inner.layout.cqes as usize
             + (pos & self.inner.layout.cq_mask) as usize * sys::CQE_SIZE;
         // SAFETY: `RingLayout::check` proved the CQE array (cq_entries × 16 bytes,
-        // 8-aligned) inside the rings region, which `self` keeps alive; the entry at
-        // a position between head and tail is fully written (the tail was loaded with
-        // Acquire) and not rewritten until the head passes it; Completion is plain
-        // data with the kernel's layout.
+        // 8-aligned) inside the rings region, which `self` keeps alive; an entry
+        // below a tail loaded with Acquire is fully written; a racing rewrite by the
+        // kernel could only make the copied values stale, never invalid (plain data
+        // with the kernel's layout, read volatile).
         unsafe {
             std::ptr::read_volatile(
                 self.inner.rings.region().host_ptr.as_ptr().add(off) as *const Completion
@@ -376,11 +376,16 @@ impl SqpollRing {
 
     /// Completions posted but not reaped, without reaping them.
     pub fn peek_completions(&self) -> Vec<Completion> {
-        let head = self.cq_head();
-        let tail = self.cq_tail();
-        (0..tail.wrapping_sub(head))
-            .map(|i| self.cqe_at(head.wrapping_add(i)))
-            .collect()
+        self.completions_between(self.cq_head(), self.cq_tail())
+    }
+
+    /// The CQEs at ring positions `head..tail`, as head and tail were read earlier,
+    /// without reaping them. The kernel rewrites an entry only once the head has
+    /// passed it and `cq_entries` newer completions arrived, so entries read soon
+    /// after the positions were are the ones those positions named.
+    pub fn completions_between(&self, head: u32, tail: u32) -> Vec<Completion> {
+        let n = tail.wrapping_sub(head).min(self.inner.layout.cq_entries);
+        (0..n).map(|i| self.cqe_at(head.wrapping_add(i))).collect()
     }
 
     /// Reaps one completion, if any. The ring must have no other consumer (no
