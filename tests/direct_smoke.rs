@@ -15,6 +15,18 @@ use gpuio_device::kernels::{self, pattern_byte, writes_of, BAD_INPUT_CASES};
 
 const JOIN: Duration = Duration::from_secs(120);
 
+/// `slots` slots of the default size and a small area of the kernel's own. The
+/// staging area is pinned as the ring's fixed buffer, which counts against
+/// RLIMIT_MEMLOCK for users without CAP_IPC_LOCK (8 MiB is a common default, shared
+/// by every ring of the user): these tests stay far below it.
+fn config(slots: u32) -> ChannelConfig {
+    ChannelConfig {
+        slots,
+        user_staging: 64 << 10,
+        ..Default::default()
+    }
+}
+
 fn open(config: ChannelConfig) -> Channel {
     gpuio_device::link();
     let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
@@ -32,7 +44,7 @@ fn assert_clean(report: &CloseReport) {
 
 #[test]
 fn nop_kernel_completes_every_nop_and_close_balances_the_counts() {
-    let ch = open(ChannelConfig::default());
+    let ch = open(config(16));
     let p = CpuDevice
         .launch(kernel("nop"), 2, 8, &ch, &[100, 0, 0])
         .unwrap()
@@ -57,10 +69,7 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
         .create_new(true)
         .open(&path)
         .unwrap();
-    let mut config = ChannelConfig {
-        slots,
-        ..Default::default()
-    };
+    let mut config = config(slots);
     let ep = config.endpoint(Endpoint::file("pattern", &file, Access::READ_WRITE).unwrap());
     let ch = open(config);
 
@@ -147,7 +156,7 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
 
 #[test]
 fn pwrite_pattern_from_8_threads_lands_byte_exact_and_preads_back_the_same() {
-    pwrite_pattern(8, 200, 256);
+    pwrite_pattern(8, 200, 16);
 }
 
 #[test]
@@ -170,7 +179,7 @@ fn bad_input_gets_each_errno_writes_nothing_and_leaves_the_channel_usable() {
         .open(&path)
         .unwrap();
     let read_only = File::open(&path).unwrap();
-    let mut config = ChannelConfig::default();
+    let mut config = config(16);
     let ep = config.endpoint(Endpoint::file("rw", &file, Access::READ_WRITE).unwrap());
     let ro = config.endpoint(Endpoint::file("ro", &read_only, Access::READ).unwrap());
     let ch = open(config);
@@ -229,10 +238,7 @@ fn close_while_writes_are_in_flight_drains_everything_accepted() {
         .create_new(true)
         .open(&path)
         .unwrap();
-    let mut config = ChannelConfig {
-        slots: 16,
-        ..Default::default()
-    };
+    let mut config = config(16);
     let ep = config.endpoint(Endpoint::file("out", &file, Access::READ_WRITE).unwrap());
     let mut ch = open(config);
     let threads = 32u32;
@@ -302,9 +308,8 @@ fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers
     // One slot: everything queues behind the first request. The FIFO is declared a
     // file so the header lets positioned reads through; the first one blocks.
     let mut config = ChannelConfig {
-        slots: 1,
         call_timeout: Duration::from_millis(200),
-        ..Default::default()
+        ..config(1)
     };
     let ep = config.endpoint(Endpoint::file("fifo", &pipe, Access::READ_WRITE).unwrap());
     let ch = open(config);
