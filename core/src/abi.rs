@@ -22,11 +22,15 @@
 //!   result is consumed; the slot's staging chunk (`slot * slot_size ..+ slot_size`)
 //!   belongs to that request alone for the same span.
 //! * **Direct.** A device producer reserves `pos` (device atomic), waits for
-//!   `DirectSlot::seq == pos`, fills SQE `pos % sq_entries`, stamps `ready = pos + 1`,
+//!   `DirectSlot::seq == pos` (low bits), fills SQE `pos % sq_entries`, stamps `ready = pos + 1`,
 //!   and whoever holds the publish lock advances the SQ tail over consecutive ready
 //!   slots with a system-scope release store; the kernel's SQPOLL thread consumes.
 //!   A reaper (try-lock) copies each CQE into `DirectSlot[user_data % slots]` and
-//!   advances the CQ head with a release store.
+//!   advances the CQ head with a release store. Result hand-over is a CAS race:
+//!   the reaper's `IN_FLIGHT → DONE` against a timed-out waiter's
+//!   `IN_FLIGHT → ABANDONED`; the loser of the waiter's side frees the slot. A
+//!   position that cannot be left as a hole (its caller gave up waiting for the
+//!   slot, or took it after `closing` was set) is filled with a stand-in NOP.
 //! * **Forward.** The device owns entry `pos % slots` when `stamp == pos·4 + FREE`;
 //!   it writes the request and releases `stamp = pos·4 + READY`; the host forwarder
 //!   acquires it, validates, submits to its own io_uring, writes `result` and releases
@@ -213,8 +217,11 @@ pub struct DirectState {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DirectSlot {
-    /// The slot is free for position `p` when `seq == p`; its owner releases it with
-    /// `seq = p + slots`.
+    /// The slot is free for position `p` when `seq`'s low 52 bits are `p`; its owner
+    /// releases it with `seq = p + slots`. The high 12 bits count positions queued
+    /// for the slot that gave up waiting (`p + slots`, `p + 2·slots`, ...): whoever
+    /// frees the slot then fills the first of them with a stand-in NOP instead of
+    /// handing it on, so the SQ tail never stalls on a hole (see `gpuio/direct.h`).
     pub seq: u64,
     /// `p + 1` once the SQE for position `p` is written and may be published.
     pub ready: u64,

@@ -1,1 +1,244 @@
-//! The direct transport: the device writes io_uring SQEs itself (host side: ring set-up, waker, teardown).
+//! The direct transport: the device writes io_uring SQEs itself, the kernel's
+//! SQPOLL thread does the I/O, and the device reaps the CQEs. No host thread touches
+//! the data path.
+//!
+//! Host work, and where it lives:
+//! * set-up ([`host`]): one SQPOLL ring per channel in the channel's shared memory
+//!   (`IORING_SETUP_NO_MMAP`), `slots` SQ entries and `2 × slots` CQ entries,
+//!   created disabled and confined before it is enabled — the endpoints are the
+//!   fixed-file table in index order, the staging area is fixed buffer 0, and only
+//!   `NOP`, `READ_FIXED` and `WRITE_FIXED` with `IOSQE_FIXED_FILE` are accepted —
+//!   so whatever bytes a kernel writes into an SQE, it reaches only registered files
+//!   and staging memory. The device-local `DirectState` and `DirectSlot[slots]`
+//!   (`seq = i`) are allocated and `desc.direct` filled in.
+//! * the waker ([`waker`]): wakes the SQPOLL thread when it sleeps with work pending.
+//! * teardown ([`DirectTransport::close`]): waits (bounded) until the ring has
+//!   settled — every reserved position published, every SQE consumed, every
+//!   published request completed — and stayed so for `close_quiet`, with the waker
+//!   still running; then stops the waker and closes the ring. The channel sets
+//!   `closing` first; a device call that takes a position afterwards sees it (the
+//!   two sides fence between their write and their read) and fills its position
+//!   with a NOP instead of a request, so nothing is accepted after the drain.
+//!
+//! The device side is `device/include/gpuio/direct.h`; the protocol is in
+//! [`crate::abi`]'s module doc.
+//!
+//! **Who reaps at close.** Only the device reaps the CQ: its reap lock lives in
+//! device memory, and the host cannot tell whether a kernel still runs, so reaping
+//! from the host could race a device reaper. Completions that no device thread
+//! reaped (a kernel whose waiters timed out and returned, or one that died) stay in
+//! the CQ; `close()` reads them without consuming them and counts them in its report,
+//! so a request the kernel completed is never reported as lost.
+
+mod host;
+pub mod waker;
+
+use std::time::{Duration, Instant};
+
+use crate::abi::TransportKind;
+use crate::transport::{
+    Counters, OpenContext, Transport, TransportBuilder, TransportError, TransportReport,
+};
+
+use host::{RingOwner, Snapshot};
+pub use waker::{Waker, WakerConfig};
+
+/// Builds direct transports. `Default` gives a 50 ms SQPOLL idle time and a waker
+/// polling every 30 µs while busy, backing off to 1 ms when idle.
+#[derive(Clone, Debug)]
+pub struct DirectBuilder {
+    /// How long the kernel's SQPOLL thread polls an idle ring before it sleeps
+    /// (then the waker has to wake it: a few tens of µs more on the next request).
+    pub sq_thread_idle: Duration,
+    pub waker: WakerConfig,
+    /// How long the ring must stay settled before `close()` believes it.
+    pub close_quiet: Duration,
+}
+
+impl Default for DirectBuilder {
+    fn default() -> Self {
+        Self {
+            sq_thread_idle: Duration::from_millis(50),
+            waker: WakerConfig::default(),
+            close_quiet: Duration::from_millis(2),
+        }
+    }
+}
+
+impl DirectBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn sq_thread_idle(mut self, idle: Duration) -> Self {
+        self.sq_thread_idle = idle;
+        self
+    }
+
+    pub fn waker(mut self, waker: WakerConfig) -> Self {
+        self.waker = waker;
+        self
+    }
+}
+
+impl TransportBuilder for DirectBuilder {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Direct
+    }
+
+    fn build(&self, ctx: &mut OpenContext<'_>) -> Result<Box<dyn Transport>, TransportError> {
+        let owner = RingOwner::open(ctx, self)?;
+        let waker = Waker::spawn(owner.ring.clone(), self.waker)?;
+        Ok(Box::new(DirectTransport {
+            owner: Some(owner),
+            waker,
+            close_quiet: self.close_quiet,
+        }))
+    }
+}
+
+/// A direct channel's host side: the ring and its waker.
+#[derive(Debug)]
+pub struct DirectTransport {
+    /// `None` once closed (the ring fd is closed with it).
+    owner: Option<RingOwner>,
+    waker: Waker,
+    close_quiet: Duration,
+}
+
+impl DirectTransport {
+    /// Polls until the ring has settled and stayed so for `close_quiet`, or until
+    /// `deadline`. Returns the last snapshot and whether it settled.
+    fn drain(owner: &RingOwner, quiet: Duration, deadline: Instant) -> (Snapshot, bool) {
+        let mut stable: Option<(Snapshot, Instant)> = None;
+        loop {
+            let s = owner.snapshot();
+            let now = Instant::now();
+            if s.settled() {
+                match stable {
+                    Some((prev, since)) if prev == s => {
+                        if now.duration_since(since) >= quiet {
+                            return (s, true);
+                        }
+                    }
+                    _ => stable = Some((s, now)),
+                }
+            } else {
+                stable = None;
+            }
+            if now >= deadline {
+                return (s, false);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+impl Transport for DirectTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Direct
+    }
+
+    fn counters(&self) -> Counters {
+        let s = self.owner.as_ref().map(|o| o.stats()).unwrap_or_default();
+        Counters {
+            submitted: s.submitted,
+            completed: s.completed,
+            failed: s.failed,
+        }
+    }
+
+    fn close(&mut self, deadline: Instant) -> TransportReport {
+        let Some(owner) = self.owner.take() else {
+            return TransportReport {
+                problems: vec!["already closed".into()],
+                ..Default::default()
+            };
+        };
+        // The channel has set `closing`; order that store before every read of the
+        // device's positions below (the device side of this handshake is in
+        // gpuio_direct_acquire: take a position, fence, read `closing`).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        let (snap, settled) = Self::drain(&owner, self.close_quiet, deadline);
+        // Completions the device had not reaped when the snapshot was taken are read,
+        // not consumed (module doc). They are read with the snapshot: a device thread
+        // may still reap them meanwhile, and the report adds them to the counters
+        // of that same snapshot.
+        let leftover = owner.unreaped_completions(&snap);
+        let mut problems = Vec::new();
+        let waker = self
+            .waker
+            .stop(deadline.max(Instant::now() + Duration::from_millis(20)));
+        problems.extend(waker.problems);
+
+        let left_ok = leftover.iter().filter(|c| c.res >= 0).count() as u64;
+        let left_failed = leftover.len() as u64 - left_ok;
+        if !leftover.is_empty() {
+            tracing::info!(
+                completed = left_ok,
+                failed = left_failed,
+                "completions no device thread reaped, counted from the CQ"
+            );
+        }
+        let stats = snap.stats;
+        let counters = Counters {
+            submitted: stats.submitted,
+            completed: stats.completed + left_ok,
+            failed: stats.failed + left_failed,
+        };
+        if !settled {
+            if snap.reserved > snap.published {
+                problems.push(format!(
+                    "{} request positions were taken by device calls but never published \
+                     (a call still waiting for its slot, or one stalled past its deadline)",
+                    snap.reserved - snap.published
+                ));
+            }
+            if counters.unfinished() > 0 {
+                problems.push(format!(
+                    "{} published requests had not completed when the bound ran out \
+                     (SQ head {}, tail {}); closing the ring cancels them",
+                    counters.unfinished(),
+                    snap.sq_head,
+                    snap.sq_tail
+                ));
+            }
+        }
+        let ring = &owner.ring;
+        if ring.sq_dropped() > 0 {
+            problems.push(format!(
+                "the kernel dropped {} invalid SQ entries",
+                ring.sq_dropped()
+            ));
+        }
+        if ring.cq_overflow() > 0 {
+            problems.push(format!(
+                "{} completions overflowed the CQ",
+                ring.cq_overflow()
+            ));
+        }
+        tracing::debug!(
+            ?snap,
+            settled,
+            wakeups = waker.wakeups,
+            "direct ring closed"
+        );
+        drop(owner); // closes the ring fd (the waker's reference is gone with it)
+        TransportReport {
+            counters,
+            timed_out: stats.timed_out,
+            problems,
+        }
+    }
+}
+
+impl Drop for DirectTransport {
+    fn drop(&mut self) {
+        if self.owner.is_some() {
+            let report = self.close(Instant::now() + Duration::from_secs(1));
+            for p in report.problems {
+                tracing::warn!(problem = %p, "direct transport dropped without close()");
+            }
+        }
+    }
+}

@@ -83,7 +83,8 @@ typedef struct alignas(64) gpuio_direct_state {
 } gpuio_direct_state;
 
 typedef struct gpuio_direct_slot {
-  gpuio_u64 seq;   /* free for position p when seq == p; released with p + slots */
+  gpuio_u64 seq;   /* free for position p when seq's low 52 bits == p; released with
+                      p + slots; high 12 bits: queued positions that gave up (direct.h) */
   gpuio_u64 ready; /* p + 1 once the SQE of position p may be published */
   gpuio_i32 res;   /* CQE res, valid when state == GPUIO_SLOT_DONE */
   gpuio_u32 state; /* GPUIO_SLOT_* */

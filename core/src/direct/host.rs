@@ -1,0 +1,201 @@
+//! The host's part of a direct channel: it creates and confines the ring, lays out
+//! the device-local state, fills `desc.direct`, and later reads what the device
+//! recorded.
+
+use std::mem::{offset_of, size_of};
+use std::os::fd::BorrowedFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::abi::{self, DirectSlot, DirectState};
+use crate::memory::{pod_bytes, LocalMemory, SharedMemory};
+use crate::transport::{OpenContext, TransportError};
+use crate::uring::{sys, Completion, DisabledRing, Restrictions, RingSpec, SqpollRing};
+
+use super::DirectBuilder;
+
+/// The ring and the device-local state of one direct channel.
+#[derive(Debug)]
+pub(crate) struct RingOwner {
+    pub ring: Arc<SqpollRing>,
+    /// Device-local `DirectState`.
+    pub state: Arc<dyn LocalMemory>,
+    /// The descriptor (its `stats` are the device's counters).
+    pub descriptor: Arc<dyn SharedMemory>,
+}
+
+/// Everything the host can see of a direct channel at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Snapshot {
+    pub stats: abi::Stats,
+    /// Positions handed out to device calls (`DirectState::reserve`).
+    pub reserved: u64,
+    /// Positions published to the SQ tail (`DirectState::published`).
+    pub published: u64,
+    pub sq_head: u32,
+    pub sq_tail: u32,
+    pub cq_head: u32,
+    pub cq_tail: u32,
+}
+
+impl Snapshot {
+    /// Published requests whose completion no device thread has reaped yet.
+    pub fn unreaped(&self) -> u64 {
+        let s = &self.stats;
+        s.submitted.saturating_sub(s.completed + s.failed)
+    }
+
+    /// Completions posted to the CQ and not reaped.
+    pub fn cq_pending(&self) -> u64 {
+        u64::from(self.cq_tail.wrapping_sub(self.cq_head))
+    }
+
+    /// Nothing left for the ring to do: every reserved position is published, the
+    /// kernel consumed every SQE, and every published request has its completion,
+    /// reaped or sitting in the CQ.
+    pub fn settled(&self) -> bool {
+        self.reserved == self.published
+            && self.sq_head == self.sq_tail
+            && self.unreaped() == self.cq_pending()
+    }
+}
+
+impl RingOwner {
+    /// Creates the ring for `ctx` and fills `ctx.desc.direct`.
+    pub fn open(ctx: &mut OpenContext<'_>, b: &DirectBuilder) -> Result<Self, TransportError> {
+        let slots = ctx.slots;
+        if !slots.is_power_of_two() || slots > sys::MAX_SQ_ENTRIES {
+            return Err(TransportError::Config(format!(
+                "the direct transport needs a power of two of at most {} slots, not {slots}",
+                sys::MAX_SQ_ENTRIES
+            )));
+        }
+        if ctx.staging.len > sys::MAX_FIXED_BUFFER {
+            return Err(TransportError::Config(format!(
+                "the direct transport registers the staging area as one fixed buffer: at most {} bytes, not {}",
+                sys::MAX_FIXED_BUFFER,
+                ctx.staging.len
+            )));
+        }
+        // SQ entries == slots, so SQE `pos & sq_mask` is slot `pos % slots`'s own;
+        // CQ entries = 2 × slots > the requests a slot-bounded device can have in
+        // flight, so the CQ never overflows.
+        let spec = RingSpec::new(slots, b.sq_thread_idle);
+        let rings = ctx.alloc_shared(spec.rings_bytes())?;
+        let sqes = ctx.alloc_shared(spec.sqes_bytes())?;
+        let mut ring = DisabledRing::create(&spec, rings, sqes)?;
+        let fds: Vec<BorrowedFd<'_>> = ctx.endpoints.iter().map(|e| e.fd()).collect();
+        ring.register_files(&fds)?;
+        // SAFETY: the staging area is the channel's shared memory: host and device
+        // reach it only through raw copies, never Rust references; the channel keeps
+        // it alive past this ring.
+        unsafe { ring.register_buffer(ctx.staging) }?;
+        ring.restrict(&Restrictions::gpuio())?;
+        let ring = Arc::new(ring.enable()?);
+
+        let state = ctx.alloc_local(size_of::<DirectState>())?;
+        let slot_state = ctx.alloc_local(slots as usize * size_of::<DirectSlot>())?;
+        let init: Vec<u8> = (0..u64::from(slots))
+            .flat_map(|i| {
+                pod_bytes(&DirectSlot {
+                    seq: i,
+                    ..Default::default()
+                })
+                .to_vec()
+            })
+            .collect();
+        slot_state.write(0, &init)?;
+
+        let l = *ring.layout();
+        let r = ring.rings().device_addr;
+        ctx.desc.direct = abi::DirectRing {
+            sq_head: r + u64::from(l.sq_head),
+            sq_tail: r + u64::from(l.sq_tail),
+            sq_flags: r + u64::from(l.sq_flags),
+            sq_array: r + u64::from(l.sq_array),
+            sqes: ring.sqes().device_addr,
+            cq_head: r + u64::from(l.cq_head),
+            cq_tail: r + u64::from(l.cq_tail),
+            cqes: r + u64::from(l.cqes),
+            sq_mask: l.sq_mask,
+            cq_mask: l.cq_mask,
+            sq_entries: l.sq_entries,
+            cq_entries: l.cq_entries,
+            state: state.device_addr(),
+            slot_state: slot_state.device_addr(),
+            fixed_buffer_host: ctx.staging.host_ptr.as_ptr() as u64,
+            _pad: 0,
+        };
+        tracing::debug!(
+            slots,
+            files = ring.files(),
+            staging = ctx.staging.len,
+            "direct ring enabled"
+        );
+        Ok(Self {
+            ring,
+            state,
+            descriptor: ctx.descriptor.clone(),
+        })
+    }
+
+    /// The device's counters (`Channel::stats`).
+    pub fn stats(&self) -> abi::Stats {
+        let base = offset_of!(abi::Channel, stats);
+        let read = |field: usize| {
+            self.descriptor
+                .atomic_u64(base + field)
+                .map(|a| a.load(Ordering::Acquire))
+                .unwrap_or(0)
+        };
+        abi::Stats {
+            submitted: read(offset_of!(abi::Stats, submitted)),
+            completed: read(offset_of!(abi::Stats, completed)),
+            failed: read(offset_of!(abi::Stats, failed)),
+            timed_out: read(offset_of!(abi::Stats, timed_out)),
+        }
+    }
+
+    /// Reads the ring words and counters. Not atomic as a whole: a snapshot taken
+    /// while the device works may be inconsistent, so `close()` only trusts one that
+    /// stays the same over a quiet period.
+    pub fn snapshot(&self) -> Snapshot {
+        let cq_head = self.ring.cq_head();
+        let sq_head = self.ring.sq_head();
+        let stats = self.stats();
+        let mut st = [0u8; 16];
+        // The device updates these with its own atomics; a copy may be torn only on
+        // a target without 8-byte atomic copies, and close() needs it to hold still
+        // for a while before it believes it.
+        let (reserved, published) = match self.state.read(offset_of!(DirectState, reserve), &mut st)
+        {
+            Ok(()) => {
+                let (a, b) = st.split_at(8);
+                (
+                    u64::from_ne_bytes(a.try_into().unwrap_or_default()),
+                    u64::from_ne_bytes(b.try_into().unwrap_or_default()),
+                )
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the direct ring's device state");
+                (0, 0)
+            }
+        };
+        Snapshot {
+            stats,
+            reserved,
+            published,
+            sq_head,
+            sq_tail: self.ring.sq_tail(),
+            cq_head,
+            cq_tail: self.ring.cq_tail(),
+        }
+    }
+
+    /// The completions that were in the CQ, unreaped, when `snap` was taken.
+    pub fn unreaped_completions(&self, snap: &Snapshot) -> Vec<Completion> {
+        self.ring.completions_between(snap.cq_head, snap.cq_tail)
+    }
+}
+
+const _: () = assert!(offset_of!(DirectState, published) == offset_of!(DirectState, reserve) + 8);

@@ -1,0 +1,150 @@
+//! The raw io_uring system calls gpuio makes: the only `unsafe` calls into the
+//! kernel in this crate, each with the promise it relies on.
+//!
+//! rustix's `io_uring` module supplies the syscalls and the uapi structs
+//! (`io_uring_params`, `io_uring_restriction`, the flag sets); this module only adds
+//! the preconditions, so [`super`]'s checked wrappers can be read as plain calls.
+//! Numbers and structs are those of `include/uapi/linux/io_uring.h`.
+
+use std::ffi::c_void;
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+
+use rustix::io;
+use rustix::io_uring as ru;
+
+pub use ru::{
+    io_uring_params, io_uring_ptr, io_uring_restriction, IoringEnterFlags, IoringOp,
+    IoringRegisterOp, IoringRestrictionOp, IoringSetupFlags, IoringSqFlags, IoringSqeFlags,
+};
+
+/// Size of one SQE (`struct io_uring_sqe`, without `IORING_SETUP_SQE128`).
+pub const SQE_SIZE: usize = 64;
+/// Size of one CQE (`struct io_uring_cqe`, without `IORING_SETUP_CQE32`).
+pub const CQE_SIZE: usize = 16;
+/// `IORING_MAX_ENTRIES` (io_uring/io_uring.h): most SQ entries a ring may have.
+pub const MAX_SQ_ENTRIES: u32 = 32768;
+/// `IORING_MAX_CQ_ENTRIES`: `2 * IORING_MAX_ENTRIES`.
+pub const MAX_CQ_ENTRIES: u32 = 2 * MAX_SQ_ENTRIES;
+/// Largest single registered buffer (`SZ_1G`, io_uring/rsrc.c `io_buffer_validate`).
+pub const MAX_FIXED_BUFFER: usize = 1 << 30;
+
+/// `io_uring_setup(entries, params)`.
+///
+/// # Safety
+///
+/// 1. `params.flags` does not contain `IORING_SETUP_ATTACH_WQ` (rustix's own
+///    precondition: `wq_fd` is not checked here).
+/// 2. With `IORING_SETUP_NO_MMAP`, `params.sq_off.user_addr` and
+///    `params.cq_off.user_addr` point at page-aligned, writable memory large enough
+///    for the SQE array and the rings, which nothing else owns as Rust data: the
+///    kernel pins those pages and reads and writes them for as long as the ring
+///    lives.
+pub unsafe fn setup(entries: u32, params: &mut io_uring_params) -> io::Result<OwnedFd> {
+    debug_assert!(!params.flags.contains(IoringSetupFlags::ATTACH_WQ));
+    // SAFETY: ATTACH_WQ is not set (1.); the user memory is the caller's promise (2.).
+    unsafe { ru::io_uring_setup(entries, params) }
+}
+
+/// `IORING_REGISTER_FILES`: the ring's fixed-file table, in index order.
+pub fn register_files(ring: BorrowedFd<'_>, fds: &[RawFd]) -> io::Result<()> {
+    let n = u32::try_from(fds.len()).map_err(|_| io::Errno::INVAL)?;
+    // SAFETY: the kernel reads `n` ints from `fds`, which lives across the call, and
+    // takes its own reference to each file (the caller may close its fds after).
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::RegisterFiles,
+            fds.as_ptr().cast(),
+            n,
+        )
+    }
+    .map(drop)
+}
+
+/// `IORING_REGISTER_BUFFERS` with one iovec: fixed buffer 0.
+///
+/// # Safety
+///
+/// `ptr..ptr + len` is mapped memory that no Rust reference covers (shared memory
+/// reached only through raw copies and atomics): SQEs on this ring may make the
+/// kernel read or write any of it at any time until the ring is closed. The kernel
+/// pins the pages, so unmapping them early cannot make it touch other memory.
+pub unsafe fn register_buffer(ring: BorrowedFd<'_>, ptr: *mut u8, len: usize) -> io::Result<()> {
+    let iov = ru::iovec {
+        iov_base: ptr.cast::<c_void>(),
+        iov_len: len,
+    };
+    // SAFETY: the kernel reads one iovec from `iov` (live across the call); the
+    // memory it describes is the caller's promise above.
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::RegisterBuffers,
+            (&iov as *const ru::iovec).cast(),
+            1,
+        )
+    }
+    .map(drop)
+}
+
+/// `IORING_REGISTER_RESTRICTIONS` (only on a ring created with `R_DISABLED`).
+pub fn register_restrictions(
+    ring: BorrowedFd<'_>,
+    restrictions: &[io_uring_restriction],
+) -> io::Result<()> {
+    let n = u32::try_from(restrictions.len()).map_err(|_| io::Errno::INVAL)?;
+    // SAFETY: the kernel copies `n` restriction structs (16 bytes each, the uapi
+    // layout rustix defines) from a slice that lives across the call.
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::RegisterRestrictions,
+            restrictions.as_ptr().cast(),
+            n,
+        )
+    }
+    .map(drop)
+}
+
+/// `IORING_REGISTER_ENABLE_RINGS`: starts a ring created with `R_DISABLED`.
+pub fn enable_rings(ring: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: no argument is passed; from here on the kernel's SQPOLL thread reads
+    // the SQ ring the memory of which was promised valid at `setup`.
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::RegisterEnableRings,
+            std::ptr::null(),
+            0,
+        )
+    }
+    .map(drop)
+}
+
+/// `io_uring_enter(ring, 0, 0, IORING_ENTER_SQ_WAKEUP)`: wakes a sleeping SQPOLL
+/// thread; submits nothing itself.
+pub fn wake_sqpoll(ring: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: no SQE is submitted and no argument is passed (flags carry neither
+    // EXT_ARG nor EXT_ARG_REG); the SQPOLL thread it wakes reads only ring memory
+    // promised valid at `setup`.
+    unsafe { ru::io_uring_enter(ring, 0, 0, IoringEnterFlags::SQ_WAKEUP) }.map(drop)
+}
+
+/// A restriction entry (`struct io_uring_restriction`) allowing one SQE opcode.
+pub fn allow_sqe_op(op: IoringOp) -> io_uring_restriction {
+    let mut r = io_uring_restriction::default();
+    r.opcode = IoringRestrictionOp::SqeOp;
+    r.register_or_sqe_op_or_sqe_flags.sqe_op = op;
+    r
+}
+
+/// A restriction entry for `IORING_RESTRICTION_SQE_FLAGS_ALLOWED` or `_REQUIRED`.
+pub fn sqe_flags(kind: IoringRestrictionOp, flags: IoringSqeFlags) -> io_uring_restriction {
+    let mut r = io_uring_restriction::default();
+    r.opcode = kind;
+    r.register_or_sqe_op_or_sqe_flags.sqe_flags = flags;
+    r
+}
+
+const _: () = assert!(std::mem::size_of::<io_uring_restriction>() == 16);
+const _: () = assert!(std::mem::size_of::<io_uring_params>() == 120);

@@ -1,0 +1,356 @@
+//! The direct transport end to end on the CPU device: conformance kernels write
+//! SQEs into a real confined SQPOLL ring, against real files in a tempdir.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpuio_core::direct::DirectBuilder;
+use gpuio_core::{
+    Access, Channel, ChannelConfig, CloseReport, Endpoint, HostMemory, MemoryProvider,
+};
+use gpuio_device::cpu::CpuDevice;
+use gpuio_device::kernels::{self, pattern_byte, writes_of, BAD_INPUT_CASES};
+
+const JOIN: Duration = Duration::from_secs(120);
+
+/// `slots` slots of the default size and a small area of the kernel's own. The
+/// staging area is pinned as the ring's fixed buffer, which counts against
+/// RLIMIT_MEMLOCK for users without CAP_IPC_LOCK (8 MiB is a common default, shared
+/// by every ring of the user): these tests stay far below it.
+fn config(slots: u32) -> ChannelConfig {
+    ChannelConfig {
+        slots,
+        user_staging: 64 << 10,
+        ..Default::default()
+    }
+}
+
+fn open(config: ChannelConfig) -> Channel {
+    gpuio_device::link();
+    let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
+    Channel::open(provider, &DirectBuilder::default(), config).expect("open a direct channel")
+}
+
+fn kernel(name: &str) -> gpuio_device::cpu::CpuKernel {
+    kernels::cpu(name).unwrap_or_else(|| panic!("no CPU kernel {name}"))
+}
+
+fn assert_clean(report: &CloseReport) {
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.timed_out, 0, "{report}");
+}
+
+#[test]
+fn nop_kernel_completes_every_nop_and_close_balances_the_counts() {
+    let ch = open(config(16));
+    let p = CpuDevice
+        .launch(kernel("nop"), 2, 8, &ch, &[100, 0, 0])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[1], 0, "{} NOPs failed, first with {}", p[1], p[2] as i64);
+    let report = ch.close();
+    assert_clean(&report);
+    assert_eq!(report.counters.submitted, 1600, "{report}");
+    assert_eq!(report.counters.completed, 1600, "{report}");
+}
+
+/// Runs `gpuio_k_pwrite_pattern` with `threads` threads of `writes` writes each,
+/// checks every byte each thread wrote, then reads them back with
+/// `gpuio_k_pread_pattern` and checks those too.
+fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pattern.bin");
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let mut config = config(slots);
+    let ep = config.endpoint(Endpoint::file("pattern", &file, Access::READ_WRITE).unwrap());
+    let ch = open(config);
+
+    let plan: Vec<Vec<(u64, u32)>> = (0..u64::from(threads))
+        .map(|t| writes_of(t, writes))
+        .collect();
+    let end = plan
+        .iter()
+        .flatten()
+        .map(|&(o, n)| o + u64::from(n))
+        .max()
+        .unwrap_or(0);
+    // Laid out like the file; only the written ranges are touched (and so paged in).
+    let mut src = vec![0u8; end as usize];
+    for &(o, n) in plan.iter().flatten() {
+        for (i, b) in src[o as usize..(o + u64::from(n)) as usize]
+            .iter_mut()
+            .enumerate()
+        {
+            *b = pattern_byte(o + i as u64);
+        }
+    }
+    let p = CpuDevice
+        .launch(
+            kernel("pwrite_pattern"),
+            1,
+            threads,
+            &ch,
+            &[u64::from(ep), src.as_ptr() as u64, writes, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    let expected_bytes: u64 = plan.iter().flatten().map(|&(_, n)| u64::from(n)).sum();
+    assert_eq!(
+        p[3], 0,
+        "{} writes failed, first with {}",
+        p[3], p[4] as i64
+    );
+    assert_eq!(p[5], expected_bytes);
+    let check = |got: &[u8], what: &str| {
+        for (t, w) in plan.iter().enumerate() {
+            for &(o, n) in w {
+                let range = o as usize..(o + u64::from(n)) as usize;
+                assert!(
+                    got[range.clone()] == src[range],
+                    "{what}, thread {t}: bytes at {o}+{n} differ from the pattern"
+                );
+            }
+        }
+    };
+    let got = std::fs::read(&path).unwrap();
+    assert_eq!(got.len() as u64, end);
+    check(&got, "file");
+
+    // Read the same ranges back through the channel.
+    let mut dst = vec![0u8; end as usize];
+    let p = CpuDevice
+        .launch(
+            kernel("pread_pattern"),
+            1,
+            threads,
+            &ch,
+            &[u64::from(ep), dst.as_mut_ptr() as u64, writes, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[3], 0, "{} reads failed, first with {}", p[3], p[4] as i64);
+    assert_eq!(p[5], expected_bytes);
+    check(&dst, "pread");
+
+    let report = ch.close();
+    assert_clean(&report);
+    let slot_size = u64::from(ChannelConfig::default().slot_size);
+    let requests: u64 = plan
+        .iter()
+        .flatten()
+        .map(|&(_, n)| u64::from(n).div_ceil(slot_size))
+        .sum();
+    assert_eq!(report.counters.submitted, 2 * requests, "{report}");
+    assert_eq!(report.counters.completed, 2 * requests, "{report}");
+}
+
+#[test]
+fn pwrite_pattern_from_8_threads_lands_byte_exact_and_preads_back_the_same() {
+    pwrite_pattern(8, 200, 16);
+}
+
+#[test]
+fn pattern_from_64_threads_on_16_slots_lands_byte_exact_run_after_run() {
+    // Four threads per slot: positions queue on every slot, publishers and reapers
+    // hand over constantly.
+    for _ in 0..3 {
+        pwrite_pattern(64, 130, 16);
+    }
+}
+
+#[test]
+fn bad_input_gets_each_errno_writes_nothing_and_leaves_the_channel_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.bin");
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let read_only = File::open(&path).unwrap();
+    let mut config = config(16);
+    let ep = config.endpoint(Endpoint::file("rw", &file, Access::READ_WRITE).unwrap());
+    let ro = config.endpoint(Endpoint::file("ro", &read_only, Access::READ).unwrap());
+    let ch = open(config);
+    let mut params = vec![0u64; 3 + BAD_INPUT_CASES.len()];
+    params[0] = u64::from(ep);
+    params[1] = u64::from(ro);
+    params[2] = file.as_raw_fd() as u64;
+    let p = CpuDevice
+        .launch(kernel("bad_input"), 1, 1, &ch, &params)
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    let got: Vec<i64> = p[3..].iter().map(|&v| v as i64).collect();
+    let expect: [&[i32]; 11] = [
+        &[libc::EBADF],
+        &[libc::EFAULT],
+        &[libc::EINVAL],
+        &[libc::EINVAL],
+        &[libc::EBADF],
+        &[libc::EBADF],
+        &[libc::EFAULT],
+        &[libc::EINVAL, libc::EFAULT],
+        &[libc::EACCES],
+        &[libc::EACCES, libc::EINVAL],
+        &[],
+    ];
+    for (i, (case, ok)) in BAD_INPUT_CASES.iter().zip(expect).enumerate() {
+        if ok.is_empty() {
+            assert_eq!(got[i], 5, "case {i} ({case})");
+        } else {
+            assert!(
+                ok.iter().any(|&e| got[i] == -i64::from(e)),
+                "case {i} ({case}): got {}, expected one of -{ok:?}",
+                got[i]
+            );
+        }
+    }
+    let report = ch.close();
+    assert_clean(&report);
+    // Five raw requests reached the ring and were refused there; the good write ran.
+    assert_eq!(report.counters.submitted, 6, "{report}");
+    assert_eq!(report.counters.failed, 5, "{report}");
+    assert_eq!(report.counters.completed, 1, "{report}");
+    let mut expected = vec![0u8; 4096];
+    expected.extend_from_slice(b"alive");
+    assert_eq!(std::fs::read(&path).unwrap(), expected);
+}
+
+#[test]
+fn close_while_writes_are_in_flight_drains_everything_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("closing.bin");
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let mut config = config(16);
+    let ep = config.endpoint(Endpoint::file("out", &file, Access::READ_WRITE).unwrap());
+    let mut ch = open(config);
+    let threads = 32u32;
+    let src = vec![0x5au8; threads as usize * kernels::REGION as usize];
+    let launch = CpuDevice
+        .launch(
+            kernel("until_closed"),
+            1,
+            threads,
+            &ch,
+            &[
+                u64::from(ep),
+                src.as_ptr() as u64,
+                1 << 20,
+                4096,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
+        )
+        .unwrap();
+    // Wait until writes are flowing, then close under them.
+    let start = Instant::now();
+    while ch.counters().completed < 200 {
+        assert!(start.elapsed() < JOIN, "no writes completed");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let bound = Duration::from_secs(10);
+    let report = ch.close_within(bound);
+    assert!(report.elapsed <= bound + Duration::from_secs(1), "{report}");
+    let p = launch.join(JOIN).unwrap();
+    assert_clean(&report);
+    assert_eq!(
+        p[6], 0,
+        "{} writes failed, first with {}",
+        p[6], p[7] as i64
+    );
+    assert_eq!(p[8], 0, "calls timed out");
+    assert_eq!(p[5], u64::from(threads), "every thread saw -ESHUTDOWN");
+    // Every write a thread saw succeed was counted; the rest are stand-in NOPs of
+    // calls that arrived while closing.
+    assert!(
+        report.counters.completed >= p[4],
+        "{report} vs {} writes",
+        p[4]
+    );
+    drop(src);
+}
+
+/// A FIFO in `dir`, opened read-write (never blocks on open, never sees EOF).
+fn fifo(dir: &std::path::Path) -> File {
+    let path = dir.join("fifo");
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    File::options().read(true).write(true).open(&path).unwrap()
+}
+
+#[test]
+fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers_when_it_completes()
+{
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut pipe = fifo(dir.path());
+    // One slot: everything queues behind the first request. The FIFO is declared a
+    // file so the header lets positioned reads through; the first one blocks.
+    let mut config = ChannelConfig {
+        call_timeout: Duration::from_millis(200),
+        ..config(1)
+    };
+    let ep = config.endpoint(Endpoint::file("fifo", &pipe, Access::READ_WRITE).unwrap());
+    let ch = open(config);
+    let mut dst = vec![0u8; 1 << 20];
+    let p = CpuDevice
+        .launch(
+            kernel("pread_pattern"),
+            1,
+            1,
+            &ch,
+            &[u64::from(ep), dst.as_mut_ptr() as u64, 3, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[3], 3, "the read and the two queued behind it give up");
+    assert_eq!(p[4] as i64, -i64::from(libc::ETIMEDOUT));
+    assert_eq!(
+        ch.counters().submitted,
+        1,
+        "only the first read reached the ring"
+    );
+
+    // The stuck read completes now; the next call reaps it, stands in for the two
+    // positions that gave up, and gets the slot.
+    pipe.write_all(&[7u8; 64]).unwrap();
+    let p = CpuDevice
+        .launch(kernel("nop"), 1, 1, &ch, &[2, 0, 0])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[1], 0,
+        "NOPs after recovery failed, first with {}",
+        p[2] as i64
+    );
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.timed_out, 3, "{report}");
+    // The read, two stand-in NOPs, two NOPs.
+    assert_eq!(report.counters.submitted, 5, "{report}");
+    assert_eq!(report.counters.completed, 5, "{report}");
+    drop(dst);
+}
