@@ -1,6 +1,8 @@
 //! Host-side validation of a request, shared by every transport whose host sees
 //! requests (forward, mailbox). The direct ring is confined by the kernel instead.
 
+use std::borrow::Borrow;
+
 use crate::abi;
 use crate::endpoint::Endpoint;
 
@@ -21,9 +23,11 @@ pub struct Checked {
 /// unknown op → `-EINVAL`; NOP → accepted; endpoint not registered → `-EBADF`;
 /// access not granted → `-EBADF`; op not meaningful on the kind → `-ESPIPE`;
 /// `len == 0` or `len > staging_len` → `-EINVAL`; bytes outside staging → `-EFAULT`.
-pub fn validate(
+/// `endpoints` is the channel's table as any slice of endpoints: `&[Endpoint]`, or
+/// the `&[Arc<Endpoint>]` a transport holds.
+pub fn validate<E: Borrow<Endpoint>>(
     req: &abi::Request,
-    endpoints: &[Endpoint],
+    endpoints: &[E],
     staging_len: u64,
 ) -> Result<Checked, i32> {
     match req.op {
@@ -39,7 +43,10 @@ pub fn validate(
         abi::op::PWRITE | abi::op::PREAD | abi::op::WRITE | abi::op::READ => {}
         _ => return Err(-libc::EINVAL),
     }
-    let ep = endpoints.get(req.endpoint as usize).ok_or(-libc::EBADF)?;
+    let ep: &Endpoint = endpoints
+        .get(req.endpoint as usize)
+        .ok_or(-libc::EBADF)?
+        .borrow();
     if !ep.access.allows_op(req.op) {
         return Err(-libc::EBADF);
     }
