@@ -41,7 +41,7 @@ impl Ports {
         let region = mem.region();
         let need = count as usize * std::mem::size_of::<abi::MailboxPort>();
         let align = std::mem::align_of::<abi::MailboxPort>();
-        if region.len < need || region.host_ptr.as_ptr() as usize % align != 0 {
+        if region.len < need || !(region.host_ptr.as_ptr() as usize).is_multiple_of(align) {
             return Err(TransportError::Config(format!(
                 "mailbox ports need {need} bytes aligned to {align}, got {region:?}"
             )));
