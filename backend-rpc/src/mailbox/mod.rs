@@ -171,6 +171,9 @@ impl TransportBuilder for MailboxBuilder {
         let mut transport = MailboxTransport {
             shared: shared.clone(),
             threads: Vec::with_capacity(threads as usize),
+            // A server notices the end of its drain within one idle sleep; stopping
+            // that much (and a little) before the deadline lets close join it in time.
+            stop_margin: self.idle_sleep_max + Duration::from_millis(2),
             closed: false,
         };
         for first in 0..threads {
@@ -196,6 +199,7 @@ impl TransportBuilder for MailboxBuilder {
 pub struct MailboxTransport {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
+    stop_margin: Duration,
     closed: bool,
 }
 
@@ -227,7 +231,11 @@ impl Transport for MailboxTransport {
             problems.push("mailbox: already closed".to_string());
         }
         self.closed = true;
-        let _ = self.shared.control.drain_until.set(deadline);
+        let serve_until = deadline
+            .checked_sub(self.stop_margin)
+            .unwrap_or(deadline)
+            .max(Instant::now());
+        let _ = self.shared.control.drain_until.set(serve_until);
         self.wait_for_threads(deadline);
         self.shared.control.stop.store(true, Ordering::Release);
         for (k, t) in std::mem::take(&mut self.threads).into_iter().enumerate() {
