@@ -1,4 +1,5 @@
-//! gpuio-backend-rpc: the mailbox transport — LLVM-libc-style RPC, one port per
-//! warp, a host server thread executing plain syscalls. Needs no io_uring.
+//! gpuio-backend-rpc: the mailbox transport — LLVM-libc-style RPC, mailbox ports
+//! in shared memory, host server threads executing plain syscalls. Needs no io_uring.
 
 pub mod mailbox;
+mod sys;

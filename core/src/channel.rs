@@ -359,4 +359,4 @@ impl Drop for Channel {
 
 /// Keeps a channel's memory alive (see [`Channel::keepalive`]).
 #[derive(Clone, Debug)]
-pub struct KeepAlive(#[allow(dead_code)] Arc<ChannelMemory>);
+pub struct KeepAlive(#[allow(dead_code)] pub(crate) Arc<ChannelMemory>);

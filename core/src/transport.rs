@@ -114,6 +114,14 @@ impl OpenContext<'_> {
         Ok(m)
     }
 
+    /// A handle on every allocation of the channel (the staging area and descriptor
+    /// included, once `Channel::open` finishes): a host thread that may outlive
+    /// `Transport::close` (stuck in a blocking syscall) holds one, so the memory it
+    /// still reads or writes is never freed under it.
+    pub fn keepalive(&self) -> crate::channel::KeepAlive {
+        crate::channel::KeepAlive(self.memory.clone())
+    }
+
     /// Zeroed device-local memory kept alive as long as the channel and its kernels.
     pub fn alloc_local(&self, len: usize) -> Result<Arc<dyn LocalMemory>, TransportError> {
         let m: Arc<dyn LocalMemory> = Arc::from(self.provider.alloc_local(len)?);

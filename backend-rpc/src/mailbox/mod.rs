@@ -1,1 +1,287 @@
-//! The mailbox transport (device side in gpuio/mailbox.h).
+//! The mailbox transport: LLVM-libc-style RPC. Device side: `gpuio/mailbox.h`.
+//!
+//! A kernel thread takes a *port* (a [`abi::MailboxPort`] in shared memory), writes
+//! its request into it and flips `device_out`; a host server thread sees the flip,
+//! validates the request ([`gpuio_core::request::validate`]), makes one plain
+//! syscall (`pwrite`, `pread`, `write`, `read`) on the endpoint's fd with the
+//! port's staging chunk, writes `result` and flips `host_out` back. Nothing here
+//! needs io_uring: this is the transport for machines where io_uring is blocked
+//! (many container runtimes' seccomp profiles).
+//!
+//! # Layout
+//!
+//! ```text
+//! shared        MailboxPort ports[port_count]   192 B each: device_out | host_out | req, result
+//! device-local  u32 locks[port_count]           0 free, 1 held (device atomics only)
+//! staging       chunk i (i * slot_size ..+ slot_size) belongs to port i
+//! ```
+//!
+//! # Choices
+//!
+//! * **Ownership by two flags, one writer each.** The device owns a port when
+//!   `device_out == host_out`. The device alone writes `device_out` and `req`; the
+//!   host alone writes `host_out` and `result`. Publishing is a release store,
+//!   observing an acquire load, so no read-modify-write ever crosses PCIe.
+//! * **Port per thread, not per warp.** LLVM libc gives each warp a port because
+//!   its calls are warp-cooperative. gpuio's calls are per thread, so thread `t`
+//!   uses port `t % port_count`: with `port_count >= 64` the lanes of one warp or
+//!   wavefront never share a port, work in parallel, and never spin on a lock
+//!   another lane of their own warp holds — a spin that, without independent
+//!   thread scheduling (AMD, pre-Volta NVIDIA), would only end at the deadline.
+//!   Threads `t` and `t + port_count` do share a port; a device-local lock
+//!   serialises them from acquire to release.
+//! * **`port_count = min(slots, max_ports)`**, 256 by default: port `i` owns staging
+//!   chunk `i`, so there can be no more ports than slots.
+//! * **Abandoned requests stay put.** A device wait that times out unlocks the port
+//!   but leaves it pending; the next owner waits for the host's answer before it
+//!   binds the port, so a late answer never lands in someone else's request and the
+//!   staging chunk is never reused early.
+//! * **Server threads** (1 by default) split the ports: thread `k` of `n` serves
+//!   ports `k, k + n, …`, scanning them round-robin (every pending port answered
+//!   once per round), and backs off to sleeps of at most `idle_sleep_max` when a
+//!   round finds nothing. Syscalls are made on raw pointers into staging memory
+//!   (`crate::sys`), never through Rust references to bytes a device may write.
+//! * **Counters**: `submitted` counts every request a server took, `completed` those
+//!   answered `>= 0`, `failed` those answered `-errno`, refused ones included; a
+//!   request's counts are updated before its answer is published.
+//! * **Closing.** `Channel::close` sets `closing`; the device then refuses new calls
+//!   (`-ESHUTDOWN`). A thread that passed that check just before may still be
+//!   writing its request, so the servers keep serving until no port of theirs has
+//!   been pending for `close_grace`, and never past the deadline. Then they stop and
+//!   are joined; ports still pending are reported. A server stuck in a blocking
+//!   syscall (a `read` on a pipe nobody writes) is not waited for past the
+//!   deadline: it is left running detached, holding the channel's memory and
+//!   endpoints alive ([`OpenContext::keepalive`]), and the report says so.
+
+mod server;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use gpuio_core::abi::{self, TransportKind};
+use gpuio_core::transport::{
+    Counters, OpenContext, Transport, TransportBuilder, TransportError, TransportReport,
+};
+
+use server::{Control, CounterCells, Ports, ServerConfig, Shared, Staging};
+
+/// Builds mailbox transports.
+#[derive(Clone, Debug)]
+pub struct MailboxBuilder {
+    max_ports: u32,
+    server_threads: u32,
+    idle_sleep_max: Duration,
+    close_grace: Duration,
+}
+
+impl Default for MailboxBuilder {
+    /// 256 ports at most, one server thread, idle sleeps up to 1 ms, 20 ms of grace
+    /// at close.
+    fn default() -> Self {
+        Self {
+            max_ports: 256,
+            server_threads: 1,
+            idle_sleep_max: Duration::from_millis(1),
+            close_grace: Duration::from_millis(20),
+        }
+    }
+}
+
+impl MailboxBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// At most this many ports (the channel's slot count caps it too).
+    pub fn max_ports(mut self, n: u32) -> Self {
+        self.max_ports = n;
+        self
+    }
+
+    /// Host threads serving the ports (each gets every n-th port).
+    pub fn server_threads(mut self, n: u32) -> Self {
+        self.server_threads = n;
+        self
+    }
+
+    /// Longest sleep of an idle server: the worst extra latency of the first request
+    /// after a quiet spell.
+    pub fn idle_sleep_max(mut self, d: Duration) -> Self {
+        self.idle_sleep_max = d;
+        self
+    }
+
+    /// How long a closing server keeps serving after its last request, for device
+    /// threads that passed the `closing` check just before it was set.
+    pub fn close_grace(mut self, d: Duration) -> Self {
+        self.close_grace = d;
+        self
+    }
+
+    /// The port count a channel with `slots` request slots gets.
+    pub fn port_count(&self, slots: u32) -> u32 {
+        self.max_ports.min(slots)
+    }
+}
+
+impl TransportBuilder for MailboxBuilder {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Mailbox
+    }
+
+    fn build(&self, ctx: &mut OpenContext<'_>) -> Result<Box<dyn Transport>, TransportError> {
+        if self.max_ports == 0 {
+            return Err(TransportError::Config("mailbox: max_ports is 0".into()));
+        }
+        if self.server_threads == 0 {
+            return Err(TransportError::Config(
+                "mailbox: server_threads is 0".into(),
+            ));
+        }
+        let port_count = self.port_count(ctx.slots);
+        if port_count == 0 {
+            return Err(TransportError::Config(
+                "mailbox: the channel has no slots".into(),
+            ));
+        }
+        let ports_mem =
+            ctx.alloc_shared(port_count as usize * std::mem::size_of::<abi::MailboxPort>())?;
+        let locks = ctx.alloc_local(port_count as usize * std::mem::size_of::<u32>())?;
+        ctx.desc.mailbox = abi::Mailbox {
+            ports: ports_mem.region().device_addr,
+            locks: locks.device_addr(),
+            port_count,
+            ..Default::default()
+        };
+        let staging_len = ctx.desc.staging_len.min(ctx.staging.len as u64);
+        let shared = Arc::new(Shared {
+            ports: Ports::new(ports_mem, port_count)?,
+            endpoints: ctx.endpoints.to_vec(),
+            staging: Staging {
+                host: ctx.staging.host_ptr,
+                len: staging_len,
+            },
+            counters: CounterCells::default(),
+            control: Control::default(),
+            _keep: ctx.keepalive(),
+        });
+        let threads = self.server_threads.min(port_count);
+        let mut transport = MailboxTransport {
+            shared: shared.clone(),
+            threads: Vec::with_capacity(threads as usize),
+            // A server notices the end of its drain within one idle sleep; stopping
+            // that much (and a little) before the deadline lets close join it in time.
+            stop_margin: self.idle_sleep_max + Duration::from_millis(2),
+            closed: false,
+        };
+        for first in 0..threads {
+            let cfg = ServerConfig {
+                first,
+                stride: threads,
+                idle_max: self.idle_sleep_max,
+                close_grace: self.close_grace,
+            };
+            let shared = shared.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("gpuio-mailbox-{first}"))
+                .spawn(move || server::run(shared, cfg))
+                .map_err(|e| TransportError::os("spawn (mailbox server thread)", e))?;
+            transport.threads.push(handle);
+        }
+        tracing::debug!(port_count, threads, "mailbox transport built");
+        Ok(Box::new(transport))
+    }
+}
+
+/// A running mailbox transport.
+pub struct MailboxTransport {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+    stop_margin: Duration,
+    closed: bool,
+}
+
+impl MailboxTransport {
+    /// Waits until every server thread has ended or `deadline` passes.
+    fn wait_for_threads(&self, deadline: Instant) {
+        while !self.threads.iter().all(|t| t.is_finished()) {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            std::thread::sleep((deadline - now).min(Duration::from_millis(1)));
+        }
+    }
+}
+
+impl Transport for MailboxTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Mailbox
+    }
+
+    fn counters(&self) -> Counters {
+        self.shared.counters.get()
+    }
+
+    fn close(&mut self, deadline: Instant) -> TransportReport {
+        let mut problems = Vec::new();
+        if self.closed {
+            problems.push("mailbox: already closed".to_string());
+        }
+        self.closed = true;
+        let serve_until = deadline
+            .checked_sub(self.stop_margin)
+            .unwrap_or(deadline)
+            .max(Instant::now());
+        let _ = self.shared.control.drain_until.set(serve_until);
+        self.wait_for_threads(deadline);
+        self.shared.control.stop.store(true, Ordering::Release);
+        for (k, t) in std::mem::take(&mut self.threads).into_iter().enumerate() {
+            if !t.is_finished() {
+                problems.push(format!(
+                    "mailbox server thread {k} was still inside a system call at the \
+                     deadline; left running detached (it keeps the channel's memory and \
+                     endpoints alive and stops after that call)"
+                ));
+                continue;
+            }
+            if t.join().is_err() {
+                problems.push(format!("mailbox server thread {k} panicked"));
+            }
+        }
+        let ports = &self.shared.ports;
+        for i in (0..ports.count()).filter(|&i| ports.is_pending(i)) {
+            let r = ports.request(i);
+            problems.push(format!(
+                "mailbox port {i}: {} request (endpoint {}, {} bytes) never answered; \
+                 its caller gets -ETIMEDOUT",
+                abi::op::name(r.op),
+                r.endpoint,
+                r.len
+            ));
+        }
+        TransportReport {
+            counters: self.counters(),
+            timed_out: 0,
+            problems,
+        }
+    }
+}
+
+impl Drop for MailboxTransport {
+    fn drop(&mut self) {
+        // Without a close: stop at once. Threads still running end after their current
+        // request; they hold everything they touch.
+        self.shared.control.stop.store(true, Ordering::Release);
+        for t in std::mem::take(&mut self.threads) {
+            if t.is_finished() && t.join().is_err() {
+                tracing::error!("mailbox server thread panicked");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

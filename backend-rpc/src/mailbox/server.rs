@@ -1,0 +1,280 @@
+//! The mailbox server: host threads that answer ports with plain syscalls.
+//!
+//! Each server thread owns the ports `first, first + stride, …` and scans them
+//! round-robin: every pending port is answered once per round, so no port starves
+//! another. A round that finds nothing backs off ([`Backoff`]) to almost no CPU.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use gpuio_core::abi;
+use gpuio_core::endpoint::Endpoint;
+use gpuio_core::memory::SharedMemory;
+use gpuio_core::request::{self, Checked};
+use gpuio_core::transport::{Backoff, Counters, TransportError};
+use gpuio_core::KeepAlive;
+
+use crate::sys;
+
+/// The shared `MailboxPort[count]` array, seen from the host.
+///
+/// Per port, the host only ever *loads* `device_out` and `req` and *stores*
+/// `host_out` and `result`; the device does the opposite. Which side may touch
+/// `req`/`result` at a given moment is decided by the two flags (abi.rs).
+pub(crate) struct Ports {
+    base: NonNull<abi::MailboxPort>,
+    count: u32,
+    _mem: Arc<dyn SharedMemory>,
+}
+
+// SAFETY: `Ports` is a view of shared memory it keeps alive (`_mem`); every access
+// goes through atomics or volatile copies whose ordering the flag protocol provides.
+unsafe impl Send for Ports {}
+// SAFETY: as above.
+unsafe impl Sync for Ports {}
+
+impl Ports {
+    /// Views `mem` as `count` ports. Fails if it is too small or misaligned.
+    pub(crate) fn new(mem: Arc<dyn SharedMemory>, count: u32) -> Result<Self, TransportError> {
+        let region = mem.region();
+        let need = count as usize * std::mem::size_of::<abi::MailboxPort>();
+        let align = std::mem::align_of::<abi::MailboxPort>();
+        if region.len < need || !(region.host_ptr.as_ptr() as usize).is_multiple_of(align) {
+            return Err(TransportError::Config(format!(
+                "mailbox ports need {need} bytes aligned to {align}, got {region:?}"
+            )));
+        }
+        Ok(Self {
+            base: region.host_ptr.cast(),
+            count,
+            _mem: mem,
+        })
+    }
+
+    pub(crate) fn count(&self) -> u32 {
+        self.count
+    }
+
+    fn port(&self, i: u32) -> *mut abi::MailboxPort {
+        assert!(i < self.count, "port {i} of {}", self.count);
+        // SAFETY: `i < count` and `new` checked the memory holds `count` ports.
+        unsafe { self.base.as_ptr().add(i as usize) }
+    }
+
+    /// Flipped by the device to send.
+    pub(crate) fn device_out(&self, i: u32) -> &AtomicU32 {
+        // SAFETY: the field lies inside the live, aligned port (see `port`); AtomicU32
+        // has u32's layout, and the device touches the word only atomically.
+        unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).device_out)) }
+    }
+
+    /// Flipped by the host to answer.
+    pub(crate) fn host_out(&self, i: u32) -> &AtomicU32 {
+        // SAFETY: as in `device_out`.
+        unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).host_out)) }
+    }
+
+    /// Whether port `i` holds a request the host has not answered.
+    pub(crate) fn is_pending(&self, i: u32) -> bool {
+        self.device_out(i).load(Ordering::Acquire) != self.host_out(i).load(Ordering::Acquire)
+    }
+
+    /// A copy of port `i`'s request. Meaningful after an acquire load of
+    /// `device_out` that differs from `host_out`.
+    pub(crate) fn request(&self, i: u32) -> abi::Request {
+        // SAFETY: the field is in bounds and aligned; a volatile copy of plain data
+        // (every bit pattern is a valid Request) never creates a reference.
+        unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.port(i)).req)) }
+    }
+
+    /// Stores port `i`'s result; published by the release store of `host_out`.
+    fn set_result(&self, i: u32, result: i64) {
+        // SAFETY: in bounds and aligned; while the port is pending the device does not
+        // touch `result` (protocol), and no Rust reference points at it.
+        unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.port(i)).result), result) }
+    }
+}
+
+/// The staging area as the host addresses it.
+pub(crate) struct Staging {
+    pub(crate) host: NonNull<u8>,
+    /// Bytes a request may name (`Channel::staging_len`).
+    pub(crate) len: u64,
+}
+
+// SAFETY: an address range in memory the channel keeps alive (`Shared::_keep`); the
+// bytes are only handed to syscalls as raw pointers.
+unsafe impl Send for Staging {}
+// SAFETY: as above.
+unsafe impl Sync for Staging {}
+
+/// The transport's counts, updated by every server thread.
+#[derive(Debug, Default)]
+pub(crate) struct CounterCells {
+    submitted: AtomicU64,
+    completed: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl CounterCells {
+    pub(crate) fn get(&self) -> Counters {
+        Counters {
+            submitted: self.submitted.load(Ordering::Acquire),
+            completed: self.completed.load(Ordering::Acquire),
+            failed: self.failed.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// How the server threads are told to stop.
+#[derive(Debug, Default)]
+pub(crate) struct Control {
+    /// Set by `close`: serve until quiet, never past this instant.
+    pub(crate) drain_until: OnceLock<Instant>,
+    /// Stop after the current request (close's deadline passed, or the transport was
+    /// dropped without closing).
+    pub(crate) stop: AtomicBool,
+}
+
+/// Everything the server threads share. Holds the channel's memory and endpoints
+/// alive, so a thread that outlives `close` (stuck in a syscall) stays sound.
+pub(crate) struct Shared {
+    pub(crate) ports: Ports,
+    pub(crate) endpoints: Vec<Arc<Endpoint>>,
+    pub(crate) staging: Staging,
+    pub(crate) counters: CounterCells,
+    pub(crate) control: Control,
+    pub(crate) _keep: KeepAlive,
+}
+
+/// How one server thread behaves.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ServerConfig {
+    /// First port this thread serves; it serves every `stride`-th port from there.
+    pub(crate) first: u32,
+    pub(crate) stride: u32,
+    /// Longest idle sleep.
+    pub(crate) idle_max: Duration,
+    /// How long a closing server must see no request before it stops.
+    pub(crate) close_grace: Duration,
+}
+
+/// One server thread's loop.
+pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
+    let span = tracing::debug_span!("mailbox.server", first = cfg.first, stride = cfg.stride);
+    let _enter = span.enter();
+    let mut backoff = Backoff::new(cfg.idle_max);
+    let mut quiet_since: Option<Instant> = None;
+    loop {
+        if shared.control.stop.load(Ordering::Acquire) {
+            break;
+        }
+        let served = serve_round(&shared, cfg);
+        if let Some(&deadline) = shared.control.drain_until.get() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if served > 0 {
+                quiet_since = None;
+            } else if now.duration_since(*quiet_since.get_or_insert(now)) >= cfg.close_grace {
+                break;
+            }
+        }
+        if served > 0 {
+            backoff.reset();
+        } else {
+            backoff.idle();
+        }
+    }
+    tracing::debug!("mailbox server stopped");
+}
+
+/// Answers every pending port of this thread once. Returns how many it answered.
+fn serve_round(shared: &Shared, cfg: ServerConfig) -> u32 {
+    let mut served = 0;
+    let mut i = cfg.first;
+    while i < shared.ports.count() {
+        if serve_port(shared, i) {
+            served += 1;
+        }
+        i = i.saturating_add(cfg.stride);
+    }
+    served
+}
+
+/// Answers port `i` if it holds a request.
+pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
+    let ports = &shared.ports;
+    // Acquire: the request (and its staging bytes) written before the flip are
+    // visible from here on. `host_out` is ours alone.
+    let sent = ports.device_out(i).load(Ordering::Acquire);
+    if sent == ports.host_out(i).load(Ordering::Relaxed) {
+        return false;
+    }
+    let req = ports.request(i);
+    shared.counters.submitted.fetch_add(1, Ordering::AcqRel);
+    let result = execute(shared, &req);
+    let counter = if result >= 0 {
+        &shared.counters.completed
+    } else {
+        &shared.counters.failed
+    };
+    counter.fetch_add(1, Ordering::AcqRel);
+    ports.set_result(i, result);
+    // Release: the result (and bytes read into staging) before the answer.
+    ports.host_out(i).store(sent, Ordering::Release);
+    true
+}
+
+/// Validates `req` and, if it passes, makes its one syscall. `>= 0` or `-errno`.
+pub(crate) fn execute(shared: &Shared, req: &abi::Request) -> i64 {
+    let checked = match request::validate(req, &shared.endpoints, shared.staging.len) {
+        Ok(c) => c,
+        Err(errno) => {
+            tracing::debug!(
+                op = abi::op::name(req.op),
+                endpoint = req.endpoint,
+                len = req.len,
+                staging_off = req.staging_off,
+                errno,
+                "request refused"
+            );
+            return i64::from(errno);
+        }
+    };
+    let Checked {
+        op,
+        endpoint,
+        staging_off,
+        len,
+        offset,
+    } = checked;
+    if op == abi::op::NOP {
+        return 0;
+    }
+    let Some(ep) = shared.endpoints.get(endpoint as usize) else {
+        return -i64::from(libc::EBADF);
+    };
+    let fd = ep.fd();
+    // SAFETY: `validate` checked staging_off + len <= staging.len, and the staging
+    // area (kept alive by `Shared::_keep`) is at least that long.
+    let buf = unsafe { shared.staging.host.as_ptr().add(staging_off) };
+    // SAFETY: `buf .. buf + len` lies in the mapped staging area, which outlives this
+    // call; no Rust reference points into it.
+    let r = unsafe {
+        match op {
+            abi::op::PWRITE => sys::pwrite(fd, buf, len, offset),
+            abi::op::PREAD => sys::pread(fd, buf, len, offset),
+            abi::op::WRITE => sys::write(fd, buf, len),
+            abi::op::READ => sys::read(fd, buf, len),
+            _ => return -i64::from(libc::EINVAL),
+        }
+    };
+    match r {
+        Ok(n) => n as i64,
+        Err(e) => -i64::from(e.raw_os_error()),
+    }
+}

@@ -1,0 +1,381 @@
+//! The host server against requests written from Rust, playing the device's part of
+//! the protocol (the header's own tests run real kernels: tests/mailbox_smoke.rs).
+
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpuio_core::abi;
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, HostMemory};
+
+use super::MailboxBuilder;
+
+/// The device's half of the protocol, on the CPU (HostMemory: device addresses are
+/// host addresses).
+struct FakeDevice {
+    desc: abi::Channel,
+}
+
+impl FakeDevice {
+    fn new(ch: &Channel) -> Self {
+        // SAFETY: the descriptor lives in shared memory the channel keeps alive and
+        // was fully written before `open` returned.
+        let desc = unsafe { std::ptr::read_volatile(ch.device_ptr() as *const abi::Channel) };
+        assert_eq!(desc.transport, abi::TransportKind::Mailbox as u32);
+        Self { desc }
+    }
+
+    fn port(&self, i: u32) -> *mut abi::MailboxPort {
+        assert!(i < self.desc.mailbox.port_count);
+        (self.desc.mailbox.ports as *mut abi::MailboxPort).wrapping_add(i as usize)
+    }
+
+    fn flag(&self, i: u32, host: bool) -> &AtomicU32 {
+        let p = self.port(i);
+        // SAFETY: the port is inside the live ports array; the words are only
+        // touched atomically.
+        unsafe {
+            AtomicU32::from_ptr(if host {
+                std::ptr::addr_of_mut!((*p).host_out)
+            } else {
+                std::ptr::addr_of_mut!((*p).device_out)
+            })
+        }
+    }
+
+    /// Staging chunk `i`'s offset.
+    fn chunk(&self, i: u32) -> u64 {
+        u64::from(i) * u64::from(self.desc.slot_size)
+    }
+
+    fn put_staging(&self, off: u64, bytes: &[u8]) {
+        // SAFETY: the test keeps `off + len` inside the staging area, which the channel
+        // keeps alive; no server touches these bytes before the request is sent.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                (self.desc.staging as *mut u8).add(off as usize),
+                bytes.len(),
+            )
+        }
+    }
+
+    fn get_staging(&self, off: u64, len: usize) -> Vec<u8> {
+        let mut v = vec![0; len];
+        // SAFETY: as in `put_staging`; the request that filled them is answered.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (self.desc.staging as *const u8).add(off as usize),
+                v.as_mut_ptr(),
+                len,
+            )
+        }
+        v
+    }
+
+    /// Writes `req` into port `i` (which must be free) and flips `device_out`.
+    fn send(&self, i: u32, req: abi::Request) {
+        let dev = self.flag(i, false).load(Ordering::Relaxed);
+        assert_eq!(
+            dev,
+            self.flag(i, true).load(Ordering::Acquire),
+            "port {i} busy"
+        );
+        // SAFETY: the device side owns the port's request while the flags are equal.
+        unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.port(i)).req), req) };
+        self.flag(i, false).store(dev ^ 1, Ordering::Release);
+    }
+
+    /// Waits (bounded) for port `i`'s answer.
+    fn wait(&self, i: u32, timeout: Duration) -> Option<i64> {
+        let deadline = Instant::now() + timeout;
+        let sent = self.flag(i, false).load(Ordering::Relaxed);
+        while self.flag(i, true).load(Ordering::Acquire) != sent {
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::yield_now();
+        }
+        // SAFETY: answered, so the host no longer writes `result`.
+        Some(unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.port(i)).result)) })
+    }
+
+    fn call(&self, i: u32, req: abi::Request) -> i64 {
+        self.send(i, req);
+        self.wait(i, Duration::from_secs(10))
+            .expect("the server answers within 10 s")
+    }
+}
+
+fn req(op: u32, endpoint: u32, staging_off: u64, len: u32, offset: i64) -> abi::Request {
+    abi::Request {
+        op,
+        endpoint,
+        len,
+        flags: 0,
+        staging_off,
+        offset,
+    }
+}
+
+fn open(builder: &MailboxBuilder, endpoints: Vec<Endpoint>, slots: u32) -> Channel {
+    let config = ChannelConfig {
+        endpoints,
+        slots,
+        slot_size: 4096,
+        user_staging: 0,
+        ..Default::default()
+    };
+    Channel::open(Arc::new(HostMemory), builder, config).expect("mailbox channel opens")
+}
+
+#[test]
+fn pwrite_pread_and_nop_go_through_a_port_to_the_file() {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &MailboxBuilder::new(),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        8,
+    );
+    let dev = FakeDevice::new(&ch);
+    assert_eq!(dev.desc.mailbox.port_count, 8);
+    assert_eq!(dev.call(3, req(abi::op::NOP, 77, 0, 0, 0)), 0);
+    dev.put_staging(dev.chunk(5), b"hello mailbox");
+    assert_eq!(
+        dev.call(5, req(abi::op::PWRITE, 0, dev.chunk(5), 13, 100)),
+        13
+    );
+    let mut on_disk = [0u8; 13];
+    file.read_exact_at(&mut on_disk, 100).unwrap();
+    assert_eq!(&on_disk, b"hello mailbox");
+    assert_eq!(dev.call(2, req(abi::op::PREAD, 0, dev.chunk(2), 5, 106)), 5);
+    assert_eq!(dev.get_staging(dev.chunk(2), 5), b"mailb");
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 3);
+    assert_eq!(report.counters.completed, 3);
+    assert_eq!(report.counters.failed, 0);
+}
+
+#[test]
+fn refused_requests_get_their_errno_and_make_no_syscall() {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &MailboxBuilder::new(),
+        vec![
+            Endpoint::file("rw", &file, Access::READ_WRITE).unwrap(),
+            Endpoint::file("ro", &file, Access::READ).unwrap(),
+        ],
+        4,
+    );
+    let dev = FakeDevice::new(&ch);
+    let staging_len = dev.desc.staging_len;
+    dev.put_staging(0, &[b'X'; 64]);
+    let cases = [
+        (req(0x4700_00ff, 0, 0, 8, 0), -libc::EINVAL, "unknown op"),
+        (
+            req(abi::op::PWRITE, 2, 0, 8, 0),
+            -libc::EBADF,
+            "unregistered",
+        ),
+        (req(abi::op::PWRITE, 1, 0, 8, 0), -libc::EBADF, "read-only"),
+        (req(abi::op::PWRITE, 0, 0, 0, 0), -libc::EINVAL, "length 0"),
+        (
+            req(abi::op::PWRITE, 0, staging_len - 4, 8, 0),
+            -libc::EFAULT,
+            "past the staging area",
+        ),
+        (
+            req(abi::op::PWRITE, 0, u64::MAX - 2, 8, 0),
+            -libc::EFAULT,
+            "offset overflows",
+        ),
+        (
+            req(abi::op::PWRITE, 0, 0, (staging_len + 1) as u32, 0),
+            -libc::EINVAL,
+            "longer than staging",
+        ),
+        (
+            req(abi::op::PWRITE, 0, 0, 8, -1),
+            -libc::EINVAL,
+            "negative offset",
+        ),
+    ];
+    for (r, errno, what) in cases {
+        assert_eq!(dev.call(1, r), i64::from(errno), "{what}");
+    }
+    assert_eq!(file.metadata().unwrap().len(), 0, "nothing was written");
+    assert_eq!(
+        dev.call(1, req(abi::op::PWRITE, 0, 0, 8, 0)),
+        8,
+        "still usable"
+    );
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.failed, cases.len() as u64);
+    assert_eq!(report.counters.completed, 1);
+}
+
+#[test]
+fn stream_ops_use_the_fds_own_position() {
+    let file = tempfile::tempfile().unwrap();
+    let append = {
+        let mut f = file.try_clone().unwrap();
+        f.write_all(b"head:").unwrap();
+        f
+    };
+    let ch = open(
+        &MailboxBuilder::new(),
+        vec![
+            Endpoint::new("log", EndpointKind::Pipe, Access::READ_WRITE, {
+                use std::os::fd::AsFd;
+                append.as_fd()
+            })
+            .unwrap(),
+        ],
+        4,
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.put_staging(0, b"one,");
+    dev.put_staging(4096, b"two");
+    assert_eq!(dev.call(0, req(abi::op::WRITE, 0, 0, 4, -1)), 4);
+    assert_eq!(dev.call(1, req(abi::op::WRITE, 0, 4096, 3, -1)), 3);
+    let mut all = String::new();
+    let mut r = file.try_clone().unwrap();
+    std::io::Seek::rewind(&mut r).unwrap();
+    r.read_to_string(&mut all).unwrap();
+    assert_eq!(all, "head:one,two");
+    assert!(ch.close().is_clean());
+}
+
+#[test]
+fn several_server_threads_answer_every_port() {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &MailboxBuilder::new().server_threads(3),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        16,
+    );
+    let dev = FakeDevice::new(&ch);
+    for round in 0..20u8 {
+        for i in 0..16u32 {
+            dev.put_staging(dev.chunk(i), &[round; 16]);
+            dev.send(
+                i,
+                req(abi::op::PWRITE, 0, dev.chunk(i), 16, i64::from(i) * 16),
+            );
+        }
+        for i in 0..16u32 {
+            assert_eq!(dev.wait(i, Duration::from_secs(10)), Some(16), "port {i}");
+        }
+    }
+    let mut all = vec![0u8; 256];
+    file.read_exact_at(&mut all, 0).unwrap();
+    assert!(all.iter().all(|&b| b == 19));
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 320);
+}
+
+#[test]
+fn port_count_is_capped_by_the_slots_and_by_max_ports() {
+    let b = MailboxBuilder::new();
+    assert_eq!(b.port_count(64), 64);
+    assert_eq!(b.port_count(1024), 256);
+    assert_eq!(b.clone().max_ports(5).port_count(64), 5);
+    let ch = open(&b.max_ports(5), Vec::new(), 64);
+    assert_eq!(FakeDevice::new(&ch).desc.mailbox.port_count, 5);
+}
+
+#[test]
+fn zero_ports_or_zero_server_threads_is_a_configuration_error() {
+    for b in [
+        MailboxBuilder::new().max_ports(0),
+        MailboxBuilder::new().server_threads(0),
+    ] {
+        let config = ChannelConfig::default();
+        let err = Channel::open(Arc::new(HostMemory), &b, config).unwrap_err();
+        assert!(
+            err.to_string().contains("invalid channel configuration"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn close_answers_requests_sent_during_its_grace_and_then_stops() {
+    let file = tempfile::tempfile().unwrap();
+    let mut ch = open(
+        &MailboxBuilder::new().close_grace(Duration::from_millis(200)),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        4,
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.put_staging(0, b"late");
+    let late = std::thread::scope(|s| {
+        let sender = s.spawn(|| {
+            // A device thread that passed the `closing` check just before it was set.
+            std::thread::sleep(Duration::from_millis(20));
+            dev.send(0, req(abi::op::PWRITE, 0, 0, 4, 0));
+            dev.wait(0, Duration::from_secs(10))
+        });
+        let report = ch.close_within(Duration::from_secs(10));
+        (report, sender.join().unwrap())
+    });
+    let (report, answer) = late;
+    assert_eq!(answer, Some(4));
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.completed, 1);
+    let mut on_disk = [0u8; 4];
+    file.read_exact_at(&mut on_disk, 0).unwrap();
+    assert_eq!(&on_disk, b"late");
+}
+
+#[test]
+fn close_returns_by_its_deadline_when_a_syscall_blocks_and_reports_what_is_left() {
+    let (rx, mut tx) = std::io::pipe().unwrap();
+    let ch_file = tempfile::tempfile().unwrap();
+    let mut ch = open(
+        &MailboxBuilder::new(),
+        vec![
+            Endpoint::new("pipe", EndpointKind::Pipe, Access::READ, {
+                use std::os::fd::AsFd;
+                rx.as_fd()
+            })
+            .unwrap(),
+            Endpoint::file("f", &ch_file, Access::READ_WRITE).unwrap(),
+        ],
+        4,
+    );
+    let dev = FakeDevice::new(&ch);
+    // The only server thread blocks in read(2): nobody writes to the pipe yet.
+    dev.send(0, req(abi::op::READ, 0, 0, 16, -1));
+    while ch.counters().submitted == 0 {
+        std::thread::yield_now();
+    }
+    dev.send(1, req(abi::op::NOP, 0, 0, 0, 0));
+    let report = ch.close_within(Duration::from_millis(200));
+    assert!(!report.is_clean());
+    assert_eq!(report.counters.unfinished(), 1, "{report}");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("server thread 0") && p.contains("detached")),
+        "{report}"
+    );
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("port 1") && p.contains("nop")),
+        "{report}"
+    );
+    // Unblock the detached server: it answers the read, then stops.
+    tx.write_all(b"bytes").unwrap();
+    assert_eq!(dev.wait(0, Duration::from_secs(10)), Some(5));
+    assert_eq!(dev.get_staging(0, 5), b"bytes");
+    drop(ch);
+}
