@@ -211,14 +211,164 @@ fn not_built(command: &str, factory: &ChannelFactory) -> ExitCode {
     ExitCode::from(EXIT_NOT_BUILT)
 }
 
-/// `gpuio bench`. INTEGRATOR: measures the chosen pair against its references.
-pub fn bench(factory: &ChannelFactory) -> ExitCode {
-    not_built("bench", factory)
+/// The pairs a measuring command runs on: the one asked for, else every available
+/// pair of the chosen backend.
+fn pairs_for(
+    runtime: &Runtime,
+    request: Option<&Request>,
+    chosen: &ChannelFactory,
+) -> Vec<ChannelFactory> {
+    if request.is_some_and(|r| r.transport.is_some()) {
+        return vec![chosen.clone()];
+    }
+    runtime
+        .available()
+        .into_iter()
+        .filter(|f| f.pair().backend == chosen.pair().backend)
+        .collect()
 }
 
-/// `gpuio selftest`. INTEGRATOR: conformance kernels per backend, `N passed, N failed`.
-pub fn selftest(factory: &ChannelFactory) -> ExitCode {
-    not_built("selftest", factory)
+fn scratch_dir() -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix("gpuio-")
+        .tempdir()
+        .map_err(|e| format!("creating a scratch directory: {e}"))
+}
+
+/// `gpuio bench`: every transport of the chosen backend (or the pair asked for),
+/// each figure next to its reference from the same run.
+pub fn bench(
+    runtime: &Runtime,
+    request: Option<&Request>,
+    chosen: &ChannelFactory,
+    quick: bool,
+) -> ExitCode {
+    let scale = if quick {
+        crate::bench::Scale::QUICK
+    } else {
+        crate::bench::Scale::FULL
+    };
+    let device = match chosen.device() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {}: {e}", chosen.pair());
+            return ExitCode::FAILURE;
+        }
+    };
+    let dir = match scratch_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    print_stdout(&format!(
+        "gpuio bench{} on {} — {}\nfiles in {} (the references write there too)\n",
+        if quick { " --quick" } else { "" },
+        chosen.pair().backend,
+        device.name(),
+        dir.path().display()
+    ));
+    let mut failed = false;
+    for f in pairs_for(runtime, request, chosen) {
+        let open = |cfg| f.open(cfg).map_err(|e| e.to_string());
+        let start = std::time::Instant::now();
+        match crate::bench::run_transport(
+            device.as_ref(),
+            f.pair().transport,
+            &open,
+            dir.path(),
+            scale,
+        ) {
+            Ok(figures) => {
+                let mut out = String::new();
+                for fig in figures {
+                    let _ = writeln!(out, "  {fig}");
+                }
+                let _ = writeln!(out, "  ({} measured in {:.1?})", f.pair(), start.elapsed());
+                print_stdout(&out);
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("error: {}: {e}", f.pair());
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `gpuio selftest`: every conformance case on every available pair (or only the
+/// pair asked for), one line per case, skipped pairs with their reasons, and a last
+/// line `N passed, N failed`; non-zero exit on any failure.
+pub fn selftest(runtime: &Runtime, request: Option<&Request>, chosen: &ChannelFactory) -> ExitCode {
+    let factories = match request {
+        Some(_) => pairs_for(runtime, request, chosen),
+        None => runtime.available(),
+    };
+    for s in runtime.ranked() {
+        if let Availability::Unavailable { reason } = &s.availability {
+            print_stdout(&format!("skip {}: {reason}\n", s.pair));
+        }
+    }
+    let (mut passed, mut failed) = (0u32, 0u32);
+    for f in factories {
+        let device = match f.device() {
+            Ok(d) => d,
+            Err(e) => {
+                print_stdout(&format!("FAIL {} (no device): {e}\n", f.pair()));
+                failed += crate::conformance::CASES.len() as u32;
+                continue;
+            }
+        };
+        for case in crate::conformance::CASES {
+            let dir = match scratch_dir() {
+                Ok(d) => d,
+                Err(e) => {
+                    print_stdout(&format!("FAIL {} {}: {e}\n", f.pair(), case.name));
+                    failed += 1;
+                    continue;
+                }
+            };
+            let open = |cfg| f.open(cfg).map_err(|e| e.to_string());
+            let target = crate::conformance::Target {
+                device: device.as_ref(),
+                transport: f.pair().transport,
+                open: &open,
+                dir: dir.path(),
+            };
+            let start = std::time::Instant::now();
+            match (case.run)(&target) {
+                Ok(detail) => {
+                    passed += 1;
+                    print_stdout(&format!(
+                        "ok   {} {} ({:.2?}): {detail}\n",
+                        f.pair(),
+                        case.name,
+                        start.elapsed()
+                    ));
+                }
+                Err(e) => {
+                    failed += 1;
+                    print_stdout(&format!(
+                        "FAIL {} {} ({:.2?}): {e}\n",
+                        f.pair(),
+                        case.name,
+                        start.elapsed()
+                    ));
+                }
+            }
+        }
+    }
+    print_stdout(&format!("{passed} passed, {failed} failed\n"));
+    if failed == 0 && passed > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// `gpuio run`. INTEGRATOR: runs a kernel on the chosen pair.

@@ -35,8 +35,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Measure the chosen pair against the machine's reference figures.
-    Bench,
+    /// Measure every transport of the chosen backend against references from the same run.
+    Bench {
+        /// A short run (seconds), for smoke checks.
+        #[arg(long)]
+        quick: bool,
+    },
     /// Run the conformance kernels on every available backend.
     Selftest,
     /// Run a kernel on the chosen pair.
@@ -90,8 +94,8 @@ fn main() -> ExitCode {
     };
     match args.command {
         Command::Probe { .. } => ExitCode::SUCCESS,
-        Command::Bench => cli::bench(&factory),
-        Command::Selftest => cli::selftest(&factory),
+        Command::Bench { quick } => cli::bench(&runtime, request.as_ref(), &factory, quick),
+        Command::Selftest => cli::selftest(&runtime, request.as_ref(), &factory),
         Command::Run { args } => cli::run(&factory, &args),
     }
 }

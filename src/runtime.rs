@@ -225,6 +225,25 @@ impl Runtime {
         Self { entries }
     }
 
+    /// A factory for every available pair, in selection order.
+    pub fn available(&self) -> Vec<ChannelFactory> {
+        self.ranked()
+            .into_iter()
+            .filter(|s| s.availability.is_available())
+            .filter_map(|s| {
+                let e = self
+                    .entries
+                    .iter()
+                    .find(|e| e.probe.backend == s.pair.backend)?;
+                Some(ChannelFactory {
+                    backend: e.backend.clone(),
+                    probe: e.probe.clone(),
+                    pair: s.pair,
+                })
+            })
+            .collect()
+    }
+
     /// The probes' answers, in the backends' order.
     pub fn probes(&self) -> impl Iterator<Item = &BackendProbe> {
         self.entries.iter().map(|e| &e.probe)
@@ -395,6 +414,16 @@ impl ChannelFactory {
         &self.probe
     }
 
+    /// The backend behind this pair.
+    pub fn backend(&self) -> &AnyBackend {
+        &self.backend
+    }
+
+    /// The device that runs kernels for this pair (conformance, benchmarks).
+    pub fn device(&self) -> Result<Arc<dyn gpuio_device::Device>, String> {
+        crate::backends::device_of(&self.backend)
+    }
+
     /// Opens a channel on this pair.
     pub fn open(&self, config: ChannelConfig) -> Result<Channel, BackendError> {
         self.backend.open(self.pair.transport, config)
@@ -404,7 +433,7 @@ impl ChannelFactory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backends::{CpuBackend, CudaPlaceholder, TransportBuilders};
+    use crate::backends::{CpuBackend, CudaBackend, TransportBuilders};
     use gpuio_backend_hsa_svm::HsaBackend;
 
     const UP: fn(u32) -> Availability = |score| Availability::Available { score };
@@ -421,7 +450,7 @@ mod tests {
             .into_iter()
             .map(|(name, gpu, avail)| Entry {
                 backend: Arc::new(if gpu {
-                    AnyBackend::from(CudaPlaceholder::new())
+                    AnyBackend::from(CudaBackend::new(Vec::new()))
                 } else {
                     AnyBackend::from(CpuBackend::new(TransportBuilders::none()))
                 }),
@@ -538,7 +567,7 @@ mod tests {
     #[test]
     fn the_default_backends_are_cuda_hsa_cpu_in_that_order() {
         let rt = Runtime::from_backends(vec![
-            CudaPlaceholder::new().into(),
+            CudaBackend::new(Vec::new()).into(),
             HsaBackend::new().into(),
             CpuBackend::new(TransportBuilders::none()).into(),
         ]);

@@ -3,7 +3,7 @@
 
 mod probe_support;
 
-use gpuio::backends::{AnyBackend, CpuBackend, CudaPlaceholder, TransportBuilders};
+use gpuio::backends::{AnyBackend, CpuBackend, CudaBackend, TransportBuilders};
 use gpuio::core::backend::Availability;
 use gpuio::core::probe::{Errno, FactName, Fakes, UringProbe};
 use gpuio::core::HostMemory;
@@ -15,7 +15,7 @@ use gpuio_backend_hsa_svm::HsaBackend;
 fn runtime(fakes: Fakes) -> Runtime {
     let uring = UringProbe::detect_with(&HostMemory, &fakes);
     Runtime::from_backends(vec![
-        AnyBackend::from(CudaPlaceholder::new()),
+        AnyBackend::from(CudaBackend::new(Vec::new())),
         AnyBackend::from(HsaBackend::new()),
         AnyBackend::from(CpuBackend::with_uring(TransportBuilders::none(), uring)),
     ])

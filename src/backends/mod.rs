@@ -1,23 +1,24 @@
 //! The backends the facade knows, in one `enum_dispatch` enum, and the fixed list
 //! [`Runtime`](crate::runtime::Runtime) probes.
 //!
-//! # Integration seams
-//! * **CUDA**: [`cuda::CudaPlaceholder`] stands where
-//!   `gpuio_backend_cuda_mapped::CudaBackend` goes: replace the `Cuda` variant's type
-//!   and the line in [`default_backends`].
-//! * **Transport builders for the CPU device**: [`cpu_builders`] returns which
-//!   builders (direct, forward, mailbox) the CPU backend opens channels with.
+//! Every backend opens channels with the same transport builders ([`builders`]):
+//! the transports are generic over the memory provider, so one builder serves the
+//! CPU device and every GPU.
 
 pub mod cpu;
-pub mod cuda;
+
+use std::sync::Arc;
 
 use enum_dispatch::enum_dispatch;
+use gpuio_backend_cuda_mapped::backend::UringVerdict;
 use gpuio_backend_hsa_svm::HsaBackend;
 use gpuio_core::backend::{Backend, BackendError, BackendProbe};
+use gpuio_core::probe::UringProbe;
+use gpuio_core::TransportBuilder;
 use gpuio_core::{Channel, ChannelConfig, TransportKind};
 
 pub use cpu::{CpuBackend, TransportBuilders};
-pub use cuda::CudaPlaceholder;
+pub use gpuio_backend_cuda_mapped::CudaBackend;
 
 /// The backend role as the facade dispatches it: every [`Backend`] is one.
 ///
@@ -55,8 +56,7 @@ impl<T: Backend> DynBackend for T {
 #[allow(clippy::large_enum_variant)]
 #[enum_dispatch(DynBackend)]
 pub enum AnyBackend {
-    // INTEGRATOR: replace `CudaPlaceholder` by `gpuio_backend_cuda_mapped::CudaBackend`.
-    Cuda(CudaPlaceholder),
+    Cuda(CudaBackend),
     Hsa(HsaBackend),
     Cpu(CpuBackend),
 }
@@ -77,22 +77,52 @@ impl std::fmt::Debug for AnyBackend {
     }
 }
 
+/// One builder per transport, shared by every backend.
+pub fn builders() -> Vec<Arc<dyn TransportBuilder>> {
+    vec![
+        Arc::new(gpuio_core::direct::DirectBuilder::default()),
+        Arc::new(gpuio_backend_cuda_mapped::forward::ForwardBuilder::default()),
+        Arc::new(gpuio_backend_rpc::mailbox::MailboxBuilder::default()),
+    ]
+}
+
 /// The transport builders the CPU device opens channels with.
-///
-/// INTEGRATOR: fill in `gpuio_core::direct::DirectBuilder`,
-/// `gpuio_backend_cuda_mapped::forward::ForwardBuilder` and
-/// `gpuio_backend_rpc::mailbox::MailboxBuilder`. A builder left `None` makes
-/// `open` on that transport fail with a reason saying so; probing is unaffected.
 pub fn cpu_builders() -> TransportBuilders {
-    TransportBuilders::none()
+    let mut b = TransportBuilders::none();
+    for t in builders() {
+        match t.kind() {
+            TransportKind::Direct => b.direct = Some(t),
+            TransportKind::Forward => b.forward = Some(t),
+            TransportKind::Mailbox => b.mailbox = Some(t),
+        }
+    }
+    b
+}
+
+/// The NVIDIA backend with every transport; its direct pair also needs the host's
+/// io_uring facts, asked with the CUDA memory provider (so fixed buffers are tried
+/// on CUDA-registered memory).
+pub fn cuda_backend() -> CudaBackend {
+    CudaBackend::new(builders()).with_uring_check(Arc::new(|provider| {
+        let u = UringProbe::detect(provider);
+        UringVerdict::from_availability(u.direct(0), u.forward(0))
+    }))
+}
+
+/// The device a backend runs kernels on, for conformance and benchmarks.
+pub fn device_of(backend: &AnyBackend) -> Result<Arc<dyn gpuio_device::Device>, String> {
+    match backend {
+        AnyBackend::Cpu(_) => Ok(Arc::new(gpuio_device::cpu::CpuDevice)),
+        AnyBackend::Cuda(c) => Ok(Arc::new(c.device()?)),
+        AnyBackend::Hsa(_) => Err("the HSA backend cannot run kernels yet".to_string()),
+    }
 }
 
 /// The backends in their fixed order, GPUs first (ties in selection go to the
 /// earlier one).
 pub fn default_backends() -> Vec<AnyBackend> {
     vec![
-        // INTEGRATOR: `CudaBackend::new()` (or however it is made) here.
-        AnyBackend::Cuda(CudaPlaceholder::new()),
+        AnyBackend::Cuda(cuda_backend()),
         AnyBackend::Hsa(HsaBackend::new()),
         AnyBackend::Cpu(CpuBackend::new(cpu_builders())),
     ]
