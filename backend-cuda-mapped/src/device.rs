@@ -516,8 +516,9 @@ impl Device for CudaDevice {
         params: &[u64],
     ) -> Result<Box<dyn RunningKernel>, DeviceError> {
         let m = self.conformance()?;
+        let entry = gpuio_device::kernels::entry_name(name);
         Ok(Box::new(
-            self.launch_in(&m, name, grid, block, channel, params)?,
+            self.launch_in(&m, &entry, grid, block, channel, params)?,
         ))
     }
 }

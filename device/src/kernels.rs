@@ -68,11 +68,20 @@ kernels!(
     gpuio_k_nop,
 );
 
+/// The entry-point symbol of a conformance kernel named with or without its
+/// `gpuio_k_` prefix (`"nop"` and `"gpuio_k_nop"` are the same kernel).
+pub fn entry_name(name: &str) -> String {
+    if name.starts_with("gpuio_k_") {
+        name.to_string()
+    } else {
+        format!("gpuio_k_{name}")
+    }
+}
+
 /// The CPU entry point of a conformance kernel.
 pub fn cpu(name: &str) -> Option<CpuKernel> {
-    ALL.iter()
-        .copied()
-        .find(|k| k.name == name || k.name.strip_prefix("gpuio_k_") == Some(name))
+    let entry = entry_name(name);
+    ALL.iter().copied().find(|k| k.name == entry)
 }
 
 #[cfg(test)]
