@@ -27,7 +27,7 @@
 //! * **Port per thread, not per warp.** LLVM libc gives each warp a port because
 //!   its calls are warp-cooperative. gpuio's calls are per thread, so thread `t`
 //!   uses port `t % port_count`: with `port_count >= 64` the lanes of one warp or
-//!   wavefront never share a port, work in parallel, and never spin on a lock
+//!   wavefront never share a port, work in parallel, and never wait on a lock
 //!   another lane of their own warp holds — a spin that, without independent
 //!   thread scheduling (AMD, pre-Volta NVIDIA), would only end at the deadline.
 //!   Threads `t` and `t + port_count` do share a port; a device-local lock
@@ -58,10 +58,6 @@
 //!   endpoints alive ([`OpenContext::keepalive`]), and the report says so.
 
 mod server;
-
-/// Device-local `u32`s per port: `GPUIO_MB_LOCK_WORDS` in `gpuio/mailbox.h`
-/// (a ticket-lock word and a bitmap of given-up tickets: 4160 bytes a port).
-pub const LOCK_WORDS_PER_PORT: usize = 1040;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
