@@ -71,6 +71,10 @@ use gpuio_core::transport::{
 
 use server::{Control, CounterCells, Ports, ServerConfig, Shared, Staging};
 
+/// Device-local `u32`s per port: `GPUIO_MB_LOCK_WORDS` in `gpuio/mailbox.h`
+/// (a ticket-lock word and a bitmap of given-up tickets: 4160 bytes a port).
+pub const LOCK_WORDS_PER_PORT: usize = 1040;
+
 /// Builds mailbox transports.
 #[derive(Clone, Debug)]
 pub struct MailboxBuilder {
