@@ -108,6 +108,20 @@ fn pwrite_pattern(builder: &MailboxBuilder, threads: u32, writes: u64) {
 }
 
 #[test]
+fn host_allocates_the_lock_words_per_port_that_the_header_uses() {
+    let (_, mailbox_h) = gpuio_device::header::HEADERS
+        .iter()
+        .find(|(name, _)| *name == "gpuio/mailbox.h")
+        .expect("the header embeds gpuio/mailbox.h");
+    let words: usize = mailbox_h
+        .lines()
+        .find_map(|l| l.strip_prefix("#define GPUIO_MB_LOCK_WORDS "))
+        .and_then(|v| v.trim().trim_end_matches('u').parse().ok())
+        .expect("gpuio/mailbox.h defines GPUIO_MB_LOCK_WORDS");
+    assert_eq!(words, gpuio_backend_rpc::mailbox::LOCK_WORDS_PER_PORT);
+}
+
+#[test]
 fn nop_kernel_round_trips_every_call_through_the_server() {
     let ch = open(&MailboxBuilder::new(), Vec::new());
     let p = CpuDevice
@@ -319,6 +333,57 @@ fn close_mid_flight(round: u32) {
     assert!(
         ok <= in_file && in_file <= ok + timeouts,
         "round {round}: kernel saw {ok} writes succeed, file holds {in_file}"
+    );
+}
+
+#[test]
+fn a_storm_of_timeouts_leaves_every_port_lock_ready_for_the_next_caller() {
+    // 1 ms per call with 32 threads queueing on each of 2 ports: calls give up,
+    // in the queue (abandoned tickets) or waiting for the host (abandoned requests).
+    let config = ChannelConfig {
+        call_timeout: Duration::from_millis(1),
+        ..Default::default()
+    };
+    let builder = MailboxBuilder::new().max_ports(2);
+    let ch = Channel::open(Arc::new(HostMemory), &builder, config).unwrap();
+    let calls = 64 * 200;
+    let p = CpuDevice
+        .launch(kernel("nop"), 2, 32, &ch, &[200, 0, 0])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    let failed = p[1];
+    if failed > 0 {
+        assert_eq!(p[2] as i64, -i64::from(libc::ETIMEDOUT), "the only failure");
+    }
+    eprintln!("{failed} of {calls} calls timed out");
+    // White box (gpuio/mailbox.h): no thread holds a port, and every ticket still
+    // queued was given up and marked, so the next caller passes them at once.
+    // SAFETY: the descriptor lives in memory the channel keeps; the kernel has ended.
+    let desc =
+        unsafe { std::ptr::read_volatile(ch.device_ptr() as *const gpuio_core::abi::Channel) };
+    let words = gpuio_backend_rpc::mailbox::LOCK_WORDS_PER_PORT;
+    for port in 0..desc.mailbox.port_count as usize {
+        let base = desc.mailbox.locks as *const u32;
+        // SAFETY: port_count × LOCK_WORDS_PER_PORT device-local u32s (host memory on
+        // the CPU device), no thread touches them any more.
+        let word = |i: usize| unsafe { std::ptr::read_volatile(base.add(port * words + i)) };
+        let w = word(0);
+        let (next, serving) = ((w >> 16) & 0x7fff, (w >> 1) & 0x7fff);
+        assert_eq!(w & 1, 0, "port {port} is not held");
+        let mut t = serving;
+        while t != next {
+            let marked = (word(16 + (t as usize) / 32) >> (t % 32)) & 1;
+            assert_eq!(marked, 1, "port {port}: queued ticket {t} was given up");
+            t = (t + 1) & 0x7fff;
+        }
+    }
+    let report = ch.close();
+    assert_clean(&report);
+    let ok = calls - failed;
+    assert!(
+        report.counters.completed >= ok && report.counters.completed <= calls,
+        "{report}; kernel saw {ok} succeed"
     );
 }
 

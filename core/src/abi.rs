@@ -13,7 +13,7 @@
 //!   transport rings    io_uring SQ/CQ/SQEs (direct), ForwardEntry[slots] (forward),
 //!                      MailboxPort[port_count] (mailbox)
 //! device-local (device memory on a GPU: only the device's own atomics touch it):
-//!   DirectState + DirectSlot[slots]  |  ForwardState + u32[slots]  |  u32 locks[port_count]
+//!   DirectState + DirectSlot[slots]  |  ForwardState + u32[slots]  |  u32 locks[port_count][1040]
 //! ```
 //!
 //! # Ownership in one sentence per protocol
@@ -306,7 +306,8 @@ pub struct ForwardEntry {
 pub struct Mailbox {
     /// Shared `MailboxPort[port_count]`.
     pub ports: u64,
-    /// Device-local `u32[port_count]` locks (lanes of one warp share a port).
+    /// Device-local lock state, `u32[port_count][GPUIO_MB_LOCK_WORDS]` (threads that
+    /// share a port queue on it; gpuio/mailbox.h describes the words).
     pub locks: u64,
     pub port_count: u32,
     pub _pad: u32,

@@ -12,7 +12,9 @@
 //!
 //! ```text
 //! shared        MailboxPort ports[port_count]   192 B each: device_out | host_out | req, result
-//! device-local  u32 locks[port_count]           0 free, 1 held (device atomics only)
+//! device-local  u32 locks[port_count][LOCK_WORDS_PER_PORT]
+//!               per port: a FIFO ticket lock, then a bitmap of given-up tickets
+//!               (device atomics only; the layout is the header's business)
 //! staging       chunk i (i * slot_size ..+ slot_size) belongs to port i
 //! ```
 //!
@@ -25,11 +27,13 @@
 //! * **Port per thread, not per warp.** LLVM libc gives each warp a port because
 //!   its calls are warp-cooperative. gpuio's calls are per thread, so thread `t`
 //!   uses port `t % port_count`: with `port_count >= 64` the lanes of one warp or
-//!   wavefront never share a port, work in parallel, and never spin on a lock
+//!   wavefront never share a port, work in parallel, and never wait on a lock
 //!   another lane of their own warp holds — a spin that, without independent
 //!   thread scheduling (AMD, pre-Volta NVIDIA), would only end at the deadline.
 //!   Threads `t` and `t + port_count` do share a port; a device-local lock
-//!   serialises them from acquire to release.
+//!   serialises them from acquire to release. It is a FIFO ticket lock whose
+//!   waiters may give up (a try-lock let the releasing thread win again and again
+//!   until the others timed out); the header documents it.
 //! * **`port_count = min(slots, max_ports)`**, 256 by default: port `i` owns staging
 //!   chunk `i`, so there can be no more ports than slots.
 //! * **Abandoned requests stay put.** A device wait that times out unlocks the port
@@ -66,6 +70,10 @@ use gpuio_core::transport::{
 };
 
 use server::{Control, CounterCells, Ports, ServerConfig, Shared, Staging};
+
+/// Device-local `u32`s per port: `GPUIO_MB_LOCK_WORDS` in `gpuio/mailbox.h`
+/// (a ticket-lock word and a bitmap of given-up tickets: 4160 bytes a port).
+pub const LOCK_WORDS_PER_PORT: usize = 1040;
 
 /// Builds mailbox transports.
 #[derive(Clone, Debug)]
@@ -148,7 +156,8 @@ impl TransportBuilder for MailboxBuilder {
         }
         let ports_mem =
             ctx.alloc_shared(port_count as usize * std::mem::size_of::<abi::MailboxPort>())?;
-        let locks = ctx.alloc_local(port_count as usize * std::mem::size_of::<u32>())?;
+        let locks = ctx
+            .alloc_local(port_count as usize * LOCK_WORDS_PER_PORT * std::mem::size_of::<u32>())?;
         ctx.desc.mailbox = abi::Mailbox {
             ports: ports_mem.region().device_addr,
             locks: locks.device_addr(),

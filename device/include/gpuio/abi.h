@@ -120,7 +120,7 @@ typedef struct alignas(64) gpuio_forward_entry {
 
 typedef struct gpuio_mailbox {
   gpuio_u64 ports; /* shared gpuio_mailbox_port[port_count] */
-  gpuio_u64 locks; /* device-local gpuio_u32[port_count] */
+  gpuio_u64 locks; /* device-local gpuio_u32[port_count][GPUIO_MB_LOCK_WORDS] (mailbox.h) */
   gpuio_u32 port_count;
   gpuio_u32 _pad;
   gpuio_u64 _pad1;
