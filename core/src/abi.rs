@@ -211,6 +211,14 @@ pub struct DirectState {
     pub publish_lock: u32,
     /// Held while draining the CQ (0 free, 1 held).
     pub reap_lock: u32,
+    /// CQEs consumed so far (the CQ head, full width). The reap-lock holder reads and
+    /// advances it here and only stores the result to the kernel's CQ head: no device
+    /// thread reads back a ring word another thread wrote to host memory.
+    pub reaped: u64,
+    /// Completions with `res >= 0` / `res < 0` so far (reap-lock holder). Copied into
+    /// `Channel::stats` by plain stores.
+    pub completed: u64,
+    pub failed: u64,
 }
 
 /// Per-slot state of the direct transport (device-local).
@@ -420,6 +428,9 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_direct_state.published" => offset_of!(DirectState, published),
         "gpuio_direct_state.publish_lock" => offset_of!(DirectState, publish_lock),
         "gpuio_direct_state.reap_lock" => offset_of!(DirectState, reap_lock),
+        "gpuio_direct_state.reaped" => offset_of!(DirectState, reaped),
+        "gpuio_direct_state.completed" => offset_of!(DirectState, completed),
+        "gpuio_direct_state.failed" => offset_of!(DirectState, failed),
         "sizeof(gpuio_direct_slot)" => size_of::<DirectSlot>(),
         "gpuio_direct_slot.seq" => offset_of!(DirectSlot, seq),
         "gpuio_direct_slot.ready" => offset_of!(DirectSlot, ready),

@@ -19,6 +19,7 @@ static const unsigned long long layout[] = {
     O(gpuio_direct_ring, state), O(gpuio_direct_ring, slot_state), O(gpuio_direct_ring, fixed_buffer_host),
     S(gpuio_direct_state), O(gpuio_direct_state, reserve), O(gpuio_direct_state, published),
     O(gpuio_direct_state, publish_lock), O(gpuio_direct_state, reap_lock),
+    O(gpuio_direct_state, reaped), O(gpuio_direct_state, completed), O(gpuio_direct_state, failed),
     S(gpuio_direct_slot), O(gpuio_direct_slot, seq), O(gpuio_direct_slot, ready), O(gpuio_direct_slot, res),
     O(gpuio_direct_slot, state),
     S(gpuio_forward_queue), O(gpuio_forward_queue, entries), O(gpuio_forward_queue, state),

@@ -80,6 +80,9 @@ typedef struct alignas(64) gpuio_direct_state {
   gpuio_u64 published; /* positions below this are in the SQ tail */
   gpuio_u32 publish_lock;
   gpuio_u32 reap_lock;
+  gpuio_u64 reaped;    /* CQEs consumed (full-width CQ head), reap-lock holder only */
+  gpuio_u64 completed; /* completions res >= 0, reap-lock holder only */
+  gpuio_u64 failed;    /* completions res < 0, reap-lock holder only */
 } gpuio_direct_state;
 
 typedef struct gpuio_direct_slot {

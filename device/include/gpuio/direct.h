@@ -65,10 +65,6 @@ GPUIO_FN bool gpuio_direct_trylock(gpuio_u32 *lock) {
 }
 GPUIO_FN void gpuio_direct_unlock(gpuio_u32 *lock) { gpuio_st_release_32(lock, 0u); }
 
-/* Single-writer counter in shared memory (the caller holds the lock that makes it so). */
-GPUIO_FN void gpuio_direct_count(gpuio_u64 *counter, gpuio_u64 n) {
-  if (n) gpuio_st_relaxed_64(counter, gpuio_ld_relaxed_64(counter) + n);
-}
 
 /* Advances the SQ tail over consecutive ready positions. Whoever holds the publish
  * lock does it for everyone; a submitter that finds the lock taken leaves its
@@ -88,7 +84,9 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
     while (p - start < slots && gpuio_ld_acquire_64(&gpuio_direct_slot_of(ch, p)->ready) == p + 1) ++p;
     if (p != start) {
       gpuio_st_relaxed_64(&st->published, p);
-      gpuio_direct_count(&gpuio_direct_stats(ch)->submitted, p - start);
+      /* Host-visible counters are only ever stored from device-local truth, never
+       * read back from host memory. */
+      gpuio_st_relaxed_64(&gpuio_direct_stats(ch)->submitted, p);
       /* Publishes the SQEs (written by other threads, observed through `ready`) to
        * the kernel: system-scope release, cumulative over what this thread saw. */
       gpuio_st_release_32(sq_tail, (gpuio_u32)p);
@@ -162,24 +160,33 @@ GPUIO_FN void gpuio_direct_complete(const gpuio_channel *ch, gpuio_u64 pos, gpui
 GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_u32 *cq_head = gpuio_ptr<gpuio_u32>(ch->direct.cq_head);
   const gpuio_u32 *cq_tail = gpuio_ptr<const gpuio_u32>(ch->direct.cq_tail);
-  if (gpuio_ld_relaxed_32(cq_head) == gpuio_ld_acquire_32(cq_tail)) return;
   gpuio_direct_state *st = gpuio_direct_st(ch);
+  /* The CQ head is kept device-local (`reaped`); the kernel's copy is only stored. */
+  if ((gpuio_u32)gpuio_ld_relaxed_64(&st->reaped) == gpuio_ld_acquire_32(cq_tail)) return;
   if (!gpuio_direct_trylock(&st->reap_lock)) return;
-  gpuio_u32 head = gpuio_ld_relaxed_32(cq_head);
+  gpuio_u64 reaped = gpuio_ld_relaxed_64(&st->reaped);
+  gpuio_u32 head = (gpuio_u32)reaped;
   const gpuio_u32 tail = gpuio_ld_acquire_32(cq_tail); /* CQEs below it are written */
   const gpuio_cqe *cqes = gpuio_ptr<const gpuio_cqe>(ch->direct.cqes);
   gpuio_u64 ok = 0, bad = 0;
-  for (; head != tail; ++head) {
+  for (; head != tail; ++head, ++reaped) {
     const gpuio_cqe *c = &cqes[head & ch->direct.cq_mask];
-    const gpuio_u64 pos = c->user_data;
-    const gpuio_i32 res = c->res;
+    /* System-scope loads: a CQE slot is rewritten by the kernel every lap, so no
+     * cached copy may be used. */
+    const gpuio_u64 pos = gpuio_ld_relaxed_64(&c->user_data);
+    const gpuio_i32 res = (gpuio_i32)gpuio_ld_relaxed_32((const gpuio_u32 *)&c->res);
     if (res >= 0) ++ok;
     else ++bad;
     gpuio_direct_complete(ch, pos, res);
   }
+  gpuio_st_relaxed_64(&st->reaped, reaped);
+  const gpuio_u64 completed = gpuio_ld_relaxed_64(&st->completed) + ok;
+  const gpuio_u64 failed = gpuio_ld_relaxed_64(&st->failed) + bad;
+  gpuio_st_relaxed_64(&st->completed, completed);
+  gpuio_st_relaxed_64(&st->failed, failed);
   gpuio_stats *stats = gpuio_direct_stats(ch);
-  gpuio_direct_count(&stats->completed, ok);
-  gpuio_direct_count(&stats->failed, bad);
+  gpuio_st_relaxed_64(&stats->completed, completed);
+  gpuio_st_relaxed_64(&stats->failed, failed);
   gpuio_st_release_32(cq_head, head); /* the CQEs are read: the kernel may reuse them */
   gpuio_direct_unlock(&st->reap_lock);
 }
