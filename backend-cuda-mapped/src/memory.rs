@@ -136,10 +136,38 @@ struct Arena {
     chunks: Mutex<Vec<Chunk>>,
 }
 
+/// How long a freed piece rests before it is handed out again.
+///
+/// io_uring frees a ring asynchronously after its fd is closed: until its SQPOLL
+/// thread has let go, the kernel still reads and writes the pages the ring pinned
+/// (`IORING_SETUP_NO_MMAP` rings live in this memory). Handing those pages to the
+/// next channel at once let two rings share one SQ on the H100 (SQEs consumed
+/// twice, more completions than submissions). A piece freed less than this long
+/// ago is not reused.
+const REUSE_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
 #[derive(Debug)]
 struct Chunk {
     mem: RegisteredMapping,
     free: FreeList,
+    /// Freed pieces `(when, offset, len)` waiting out [`REUSE_AFTER`].
+    resting: Vec<(std::time::Instant, usize, usize)>,
+}
+
+impl Chunk {
+    /// Returns to the free list every resting piece whose time is up.
+    fn wake_rested(&mut self) {
+        let now = std::time::Instant::now();
+        let free = &mut self.free;
+        self.resting.retain(|&(when, offset, len)| {
+            if now.duration_since(when) >= REUSE_AFTER {
+                free.give(offset, len);
+                false
+            } else {
+                true
+            }
+        });
+    }
 }
 
 /// Free `(offset, len)` ranges of one chunk: sorted, never adjacent (merged on
@@ -183,10 +211,10 @@ impl Arena {
         let page = rustix::param::page_size();
         let len = len.max(1).div_ceil(page) * page;
         let mut chunks = arena.chunks.lock().unwrap_or_else(|e| e.into_inner());
-        let found = chunks
-            .iter_mut()
-            .enumerate()
-            .find_map(|(i, c)| c.free.take(len).map(|off| (i, off)));
+        let found = chunks.iter_mut().enumerate().find_map(|(i, c)| {
+            c.wake_rested();
+            c.free.take(len).map(|off| (i, off))
+        });
         let (index, offset) = match found {
             Some(f) => f,
             None => {
@@ -197,6 +225,7 @@ impl Arena {
                 chunks.push(Chunk {
                     mem,
                     free: FreeList::whole(size),
+                    resting: Vec::new(),
                 });
                 let i = chunks.len() - 1;
                 let off = chunks[i].free.take(len).ok_or(MemoryError::OutOfRange {
@@ -257,7 +286,8 @@ impl Drop for SharedPiece {
         // The channel's keep-alive guarantees no kernel uses the piece any more.
         let mut chunks = self.arena.chunks.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = chunks.get_mut(self.index) {
-            c.free.give(self.offset, self.region.len);
+            c.resting
+                .push((std::time::Instant::now(), self.offset, self.region.len));
         }
     }
 }
