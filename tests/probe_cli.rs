@@ -123,7 +123,7 @@ fn the_flag_overrides_the_environment_and_an_available_forced_pair_is_used() {
             .env("GPUIO_BACKEND", "cuda/direct"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(report(&o)["chosen"], "cpu/mailbox");
-    let o = run(gpuio(&["selftest"]).env("GPUIO_BACKEND", "cpu/mailbox"));
+    let o = run(gpuio(&["run"]).env("GPUIO_BACKEND", "cpu/mailbox"));
     assert!(stderr(&o).contains("cpu/mailbox"), "{}", stderr(&o));
 }
 
@@ -153,12 +153,10 @@ fn malformed_requests_and_seam_values_are_errors_that_say_what_is_accepted() {
 }
 
 #[test]
-fn commands_not_built_yet_exit_two_naming_the_pair_they_would_use() {
-    for command in ["bench", "selftest", "run"] {
-        let o = run(&mut gpuio(&[command]));
-        assert_eq!(o.status.code(), Some(2), "gpuio {command}");
-        assert!(stderr(&o).contains("not built yet"), "{}", stderr(&o));
-    }
+fn run_is_not_built_yet_and_exits_two_naming_the_pair_it_would_use() {
+    let o = run(&mut gpuio(&["run"]));
+    assert_eq!(o.status.code(), Some(2), "gpuio run");
+    assert!(stderr(&o).contains("not built yet"), "{}", stderr(&o));
 }
 
 #[test]
@@ -169,4 +167,27 @@ fn the_hsa_backend_is_listed_with_the_reason_it_is_unavailable() {
         assert_eq!(r["available"], false);
         assert!(!r["reason"].as_str().unwrap().is_empty());
     }
+}
+
+#[test]
+fn selftest_without_libcuda_lists_cuda_as_skipped_with_the_reason_and_runs_the_cpu_cases() {
+    if libcuda_present() {
+        return skip("libcuda-absent", "libcuda loads on this machine");
+    }
+    let o = run(&mut gpuio(&["--backend", "cpu/mailbox", "selftest"]));
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    for t in ["direct", "forward", "mailbox"] {
+        let skipped = out
+            .lines()
+            .find(|l| l.starts_with(&format!("skip cuda/{t}:")))
+            .unwrap_or_else(|| panic!("no skip line for cuda/{t}:\n{out}"));
+        assert!(skipped.contains("libcuda not found"), "{skipped}");
+    }
+    let ok = out
+        .lines()
+        .filter(|l| l.starts_with("ok   cpu/mailbox "))
+        .count();
+    assert_eq!(ok, 5, "{out}");
+    assert_eq!(out.lines().last(), Some("5 passed, 0 failed"), "{out}");
 }
