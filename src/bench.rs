@@ -16,11 +16,11 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, TransportKind};
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, TransportKind};
 use gpuio_device::kernels::{pattern_byte, writes_of, REGION};
 use gpuio_device::Device;
 
-use crate::conformance::Opener;
+use crate::conformance::{expected_line, stdout_file_config, Opener};
 
 /// How much work each figure does.
 #[derive(Clone, Copy, Debug)]
@@ -221,23 +221,7 @@ pub fn run_transport(
 
     // printf lines.
     let out_path = dir.join(format!("bench-{transport}-printf.txt"));
-    let out = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_APPEND)
-        .open(&out_path)
-        .map_err(|e| format!("open {}: {e}", out_path.display()))?;
-    let mut cfg = ChannelConfig::default();
-    cfg.stdout(
-        Endpoint::new(
-            "stdout",
-            EndpointKind::Pipe,
-            Access::WRITE,
-            std::os::fd::AsFd::as_fd(&out),
-        )
-        .map_err(|e| e.to_string())?,
-    );
+    let (_out, cfg) = stdout_file_config(&out_path)?;
     let ch = open(cfg)?;
     let (p, tp) = launch_wait(
         device,
@@ -288,33 +272,15 @@ fn host_printf_lines_per_s(dir: &Path, scale: Scale) -> Result<f64, String> {
         .map_err(|e| format!("open {}: {e}", path.display()))?;
     let fd = std::os::fd::AsRawFd::as_raw_fd(&out);
     let lines = u64::from(scale.threads) * scale.lines_per_thread;
-    let mut buf = [0u8; 256];
     let start = Instant::now();
     for n in 0..lines {
         let (t, i) = (
             (n % u64::from(scale.threads)) as i32,
             (n / u64::from(scale.threads)) as i32,
         );
-        // SAFETY: the conversions match the arguments one by one; buf's length is passed.
-        let len = unsafe {
-            libc::snprintf(
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                c"t=%d i=%d x=%#x s=%-6s f=%.3f e=%e %c%%\n".as_ptr(),
-                t,
-                i,
-                t * 1000 + i,
-                c"ok".as_ptr(),
-                f64::from(i) * 0.25,
-                f64::from(t) * 1e10,
-                i32::from(b'A') + (i % 26),
-            )
-        };
-        let len = usize::try_from(len)
-            .map_err(|_| "snprintf failed".to_string())?
-            .min(buf.len());
-        // SAFETY: writes `len` initialised bytes of `buf` to an open fd.
-        if unsafe { libc::write(fd, buf.as_ptr().cast(), len) } < 0 {
+        let line = expected_line(t, i)?;
+        // SAFETY: writes the line's initialised bytes to an open fd.
+        if unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) } < 0 {
             return Err(format!("write: {}", std::io::Error::last_os_error()));
         }
     }

@@ -249,7 +249,7 @@ fn pwrite_pread_pattern(t: &Target<'_>) -> Result<String, String> {
 }
 
 /// Line `i` of thread `t` as the host's own `snprintf` formats it.
-fn expected_line(t: i32, i: i32) -> Result<String, String> {
+pub fn expected_line(t: i32, i: i32) -> Result<String, String> {
     let mut buf = [0u8; 256];
     let fmt = c"t=%d i=%d x=%#x s=%-6s f=%.3f e=%e %c%%\n";
     // SAFETY: the format's conversions match the argument types one by one (int,
@@ -272,15 +272,15 @@ fn expected_line(t: i32, i: i32) -> Result<String, String> {
     String::from_utf8(buf[..n.min(buf.len())].to_vec()).map_err(|e| e.to_string())
 }
 
-fn printf_lines(t: &Target<'_>) -> Result<String, String> {
-    const LINES: i32 = 100;
-    let path = t.dir.join("stdout.txt");
+/// A file opened `O_APPEND` at `path`, and a channel config whose `gpuio_printf`
+/// endpoint is that file (stream writes, so every line lands whole at the end).
+pub fn stdout_file_config(path: &Path) -> Result<(File, ChannelConfig), String> {
     let out = OpenOptions::new()
         .create(true)
         .truncate(true)
         .write(true)
         .custom_flags(libc::O_APPEND)
-        .open(&path)
+        .open(path)
         .map_err(|e| format!("open {}: {e}", path.display()))?;
     let mut cfg = ChannelConfig::default();
     cfg.stdout(
@@ -292,6 +292,13 @@ fn printf_lines(t: &Target<'_>) -> Result<String, String> {
         )
         .map_err(|e| format!("register stdout: {e}"))?,
     );
+    Ok((out, cfg))
+}
+
+fn printf_lines(t: &Target<'_>) -> Result<String, String> {
+    const LINES: i32 = 100;
+    let path = t.dir.join("stdout.txt");
+    let (_out, cfg) = stdout_file_config(&path)?;
     let ch = (t.open)(cfg)?;
     let p = run_kernel(t, &ch, "printf_lines", THREADS, &[LINES as u64, 0, 0])?;
     if p[1] != 0 {
