@@ -3,7 +3,6 @@
 //! temporary directory, served by the mailbox's host server with plain syscalls.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -192,64 +191,6 @@ fn pread_pattern_returns_the_files_bytes_to_every_thread() {
             }
         }
     }
-}
-
-#[test]
-fn bad_input_is_refused_by_the_host_and_the_channel_stays_usable() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = file_in(&dir, "target.bin");
-    let ch = open(
-        &MailboxBuilder::new(),
-        vec![
-            Endpoint::file("rw", &file, Access::READ_WRITE).unwrap(),
-            Endpoint::file("ro", &file, Access::READ).unwrap(),
-        ],
-    );
-    let mut params = [0u64; 14];
-    params[1] = 1;
-    params[2] = file.as_raw_fd() as u64;
-    let p = CpuDevice
-        .launch(kernel("bad_input"), 1, 1, &ch, &params)
-        .unwrap()
-        .join(JOIN)
-        .unwrap();
-    let out: Vec<i64> = p[3..14].iter().map(|&v| v as i64).collect();
-    let expected = [
-        -libc::EBADF,
-        -libc::EFAULT,
-        -libc::EINVAL,
-        -libc::EINVAL,
-        -libc::EBADF,
-        // Raw requests: only the host's validation stands between these and a syscall.
-        -libc::EBADF,
-        -libc::EFAULT,
-        -libc::EINVAL,
-        // Raw SQEs: direct transport only.
-        1,
-        1,
-        5,
-    ];
-    for (i, (got, want)) in out.iter().zip(expected).enumerate() {
-        assert_eq!(
-            *got,
-            i64::from(want),
-            "case {i}: {}",
-            kernels::BAD_INPUT_CASES[i]
-        );
-    }
-    let report = ch.close();
-    assert_clean(&report);
-    assert_eq!(report.counters.failed, 3, "the three raw requests, refused");
-    assert_eq!(report.counters.completed, 1, "the write afterwards");
-    let mut on_disk = Vec::new();
-    std::io::Read::read_to_end(&mut &file, &mut on_disk).unwrap();
-    assert_eq!(
-        on_disk.len(),
-        4096 + 5,
-        "only the final write reached the file"
-    );
-    assert!(on_disk[..4096].iter().all(|&b| b == 0));
-    assert_eq!(&on_disk[4096..], b"alive");
 }
 
 #[test]
