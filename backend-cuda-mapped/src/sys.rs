@@ -95,6 +95,21 @@ const NVRTC_SYMBOLS: &[&str] = &[
     "nvrtcGetCUBIN",
 ];
 
+/// Ok when `resolves` finds every one of `symbols` in `library`; which are missing
+/// otherwise.
+fn all_symbols(
+    library: &'static str,
+    symbols: &[&'static str],
+    resolves: impl Fn(&str) -> bool,
+) -> Result<(), LibraryError> {
+    let missing: Vec<&'static str> = symbols.iter().copied().filter(|s| !resolves(s)).collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(LibraryError::MissingSymbols { library, missing })
+    }
+}
+
 /// Ok once libcuda is loaded with every symbol gpuio needs; the reason otherwise.
 /// Asks once per process.
 pub fn driver() -> Result<(), LibraryError> {
@@ -110,22 +125,10 @@ pub fn driver() -> Result<(), LibraryError> {
             });
         }
         // SAFETY: the library is present (checked above), so `culib` returns it
-        // instead of panicking; looking a symbol up calls nothing.
+        // instead of panicking.
         let lib = unsafe { ds::culib() };
-        let missing: Vec<&'static str> = DRIVER_SYMBOLS
-            .iter()
-            .copied()
-            // SAFETY: `get` only resolves the address; the pointer is never called.
-            .filter(|s| unsafe { lib.get::<*const c_void>(*s) }.is_err())
-            .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(LibraryError::MissingSymbols {
-                library: "libcuda",
-                missing,
-            })
-        }
+        // SAFETY: `get` only resolves an address; the pointer is never called.
+        all_symbols("libcuda", DRIVER_SYMBOLS, |s| unsafe { lib.get::<*const c_void>(s) }.is_ok())
     })
     .clone()
 }
@@ -144,20 +147,10 @@ pub fn nvrtc() -> Result<(), LibraryError> {
         }
         // SAFETY: present (checked above), so `culib` does not panic.
         let lib = unsafe { ns::culib() };
-        let missing: Vec<&'static str> = NVRTC_SYMBOLS
-            .iter()
-            .copied()
-            // SAFETY: resolving an address calls nothing.
-            .filter(|s| unsafe { lib.get::<*const c_void>(*s) }.is_err())
-            .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(LibraryError::MissingSymbols {
-                library: "libnvrtc",
-                missing,
-            })
-        }
+        // SAFETY: `get` only resolves an address; the pointer is never called.
+        all_symbols("libnvrtc", NVRTC_SYMBOLS, |s| {
+            unsafe { lib.get::<*const c_void>(s) }.is_ok()
+        })
     })
     .clone()
 }

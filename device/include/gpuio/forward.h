@@ -88,12 +88,7 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
 GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
   /* Plain stores: the release below publishes them. */
-  e->req.op = r->op;
-  e->req.endpoint = r->endpoint;
-  e->req.len = r->len;
-  e->req.flags = r->flags;
-  e->req.staging_off = r->staging_off;
-  e->req.offset = r->offset;
+  e->req = *r;
   gpuio_st_release_64(&e->stamp, gpuio_forward_stamp(s->pos, GPUIO_STAMP_READY));
 }
 

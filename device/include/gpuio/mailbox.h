@@ -212,12 +212,7 @@ GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
 /* Writes the request into the port and hands the port to the host. */
 GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
-  port->req.op = r->op;
-  port->req.endpoint = r->endpoint;
-  port->req.len = r->len;
-  port->req.flags = r->flags;
-  port->req.staging_off = r->staging_off;
-  port->req.offset = r->offset;
+  port->req = *r;
   /* Only the lock holder writes device_out, so a relaxed read of it is its own
    * last write. The release orders the request (and the staging bytes) first. */
   gpuio_u32 flipped = gpuio_ld_relaxed_32(&port->device_out) ^ 1u;
