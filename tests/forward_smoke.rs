@@ -5,7 +5,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpuio_backend_cuda_mapped::forward::ForwardBuilder;
+use gpuio_core::forward::ForwardBuilder;
 use gpuio_core::memory::{HostMemory, MemoryProvider};
 use gpuio_core::{Access, Channel, ChannelConfig, Endpoint};
 use gpuio_device::cpu::CpuDevice;

@@ -12,7 +12,7 @@ fn builder(kind: TransportKind) -> Box<dyn TransportBuilder> {
     match kind {
         TransportKind::Direct => Box::new(gpuio_core::direct::DirectBuilder::default()),
         TransportKind::Forward => {
-            Box::new(gpuio_backend_cuda_mapped::forward::ForwardBuilder::default())
+            Box::new(gpuio_core::forward::ForwardBuilder::default())
         }
         TransportKind::Mailbox => Box::new(gpuio_backend_rpc::mailbox::MailboxBuilder::default()),
     }

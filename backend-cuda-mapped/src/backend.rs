@@ -19,7 +19,7 @@
 //!
 //! The transports themselves are built by [`TransportBuilder`]s the facade hands
 //! to [`CudaBackend::new`] (`gpuio_core::direct::DirectBuilder`,
-//! `crate::forward::ForwardBuilder`, `gpuio_backend_rpc::mailbox::MailboxBuilder`);
+//! `gpuio_core::forward::ForwardBuilder`, `gpuio_backend_rpc::mailbox::MailboxBuilder`);
 //! this backend supplies the memory provider and the device.
 
 use std::sync::{Arc, OnceLock};

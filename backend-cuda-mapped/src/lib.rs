@@ -1,5 +1,4 @@
-//! gpuio-backend-cuda-mapped: NVIDIA GPUs through mapped pinned memory, and the
-//! forward transport (usable with any memory provider).
+//! gpuio-backend-cuda-mapped: NVIDIA GPUs through mapped pinned memory.
 //!
 //! * [`sys`] — libcuda and libnvrtc, loaded at run time and checked before any
 //!   use (a machine without them gets a reason, never a panic), every call
@@ -9,12 +8,10 @@
 //! * [`nvrtc`] — kernels that include `gpuio.h`, compiled for the GPU's own
 //!   architecture and cached on disk;
 //! * [`device`] — [`CudaDevice`], the `gpuio_device::Device` that launches them;
-//! * [`backend`] — [`CudaBackend`]: probe and channel factory;
-//! * [`forward`] — the forward transport.
+//! * [`backend`] — [`CudaBackend`]: probe and channel factory.
 
 pub mod backend;
 pub mod device;
-pub mod forward;
 pub mod memory;
 pub mod nvrtc;
 pub mod sys;

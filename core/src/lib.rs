@@ -7,6 +7,8 @@
 //! * [`transport`] — the transport role and what it is built from;
 //! * [`channel`] — a descriptor, its staging area and one transport;
 //! * [`uring`] — io_uring set-up, including the direct (device-driven) ring;
+//! * [`direct`], [`forward`] — the io_uring transports' host halves (their device
+//!   halves are `gpuio/direct.h` and `gpuio/forward.h`);
 //! * [`backend`] — the backend role: probe, capabilities, channel factories.
 
 pub mod abi;
@@ -14,6 +16,7 @@ pub mod backend;
 pub mod channel;
 pub mod direct;
 pub mod endpoint;
+pub mod forward;
 pub mod memory;
 pub mod probe;
 pub mod request;

@@ -81,7 +81,7 @@ impl std::fmt::Debug for AnyBackend {
 pub fn builders() -> Vec<Arc<dyn TransportBuilder>> {
     vec![
         Arc::new(gpuio_core::direct::DirectBuilder::default()),
-        Arc::new(gpuio_backend_cuda_mapped::forward::ForwardBuilder::default()),
+        Arc::new(gpuio_core::forward::ForwardBuilder::default()),
         Arc::new(gpuio_backend_rpc::mailbox::MailboxBuilder::default()),
     ]
 }

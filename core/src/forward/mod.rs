@@ -1,7 +1,7 @@
 //! The forward transport: the device queues compact requests; one host forwarder
 //! thread feeds them to an ordinary io_uring and answers each one in place.
 //!
-//! Works with any [`MemoryProvider`](gpuio_core::MemoryProvider) and on any kernel
+//! Works with any [`MemoryProvider`](crate::MemoryProvider) and on any kernel
 //! with io_uring (no `NO_MMAP`, no SQPOLL): the ring is the `io-uring` crate's
 //! default mmap'd one, and only the host thread touches it. Device side:
 //! `device/include/gpuio/forward.h`.
@@ -16,12 +16,12 @@
 //!
 //! Entry `i` starts with `stamp = i << 2 | FREE`, so position `i` finds it free.
 //!
-//! # Protocol (`gpuio_core::abi` module doc)
+//! # Protocol (`crate::abi` module doc)
 //!
 //! The device owns entry `pos % slots` while `stamp == pos << 2 | FREE`; it writes
 //! the request and release-stores `pos << 2 | READY`. The forwarder keeps its own
 //! `head` and acquires entries **in position order**; it validates each with
-//! [`gpuio_core::request::validate`] (a refused request is answered at once with its
+//! [`crate::request::validate`] (a refused request is answered at once with its
 //! `-errno`, no syscall), turns the others into SQEs (`user_data` = position) and
 //! submits everything it gathered with one `io_uring_enter`. For each CQE it writes
 //! `result` and release-stores `pos << 2 | DONE`. The device acquires DONE, reads
@@ -46,7 +46,7 @@
 //!   it ends `completed` (result `>= 0`) or `failed` (`-errno`, refused ones
 //!   included), so at a clean close `submitted == completed + failed`.
 //! * **Idling.** With nothing ready and nothing in flight the thread polls with
-//!   [`Backoff`](gpuio_core::transport::Backoff) (sleeps up to `idle_max`); with ops
+//!   [`Backoff`](crate::transport::Backoff) (sleeps up to `idle_max`); with ops
 //!   in flight it sleeps in `io_uring_enter` for a completion with a timeout that
 //!   grows the same way, so neither costs CPU when nothing happens.
 //! * **Closing.** Once the channel sets `closing`, devices start no new request (the
@@ -81,8 +81,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use gpuio_core::abi::{self, TransportKind};
-use gpuio_core::transport::{
+use crate::abi::{self, TransportKind};
+use crate::transport::{
     Counters, OpenContext, Transport, TransportBuilder, TransportError, TransportReport,
 };
 

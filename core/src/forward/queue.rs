@@ -6,9 +6,9 @@ use std::mem::{offset_of, size_of};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use gpuio_core::abi::{self, stamp};
-use gpuio_core::memory::SharedMemory;
-use gpuio_core::transport::TransportError;
+use crate::abi::{self, stamp};
+use crate::memory::SharedMemory;
+use crate::transport::TransportError;
 
 /// `stamp` for position `pos` in state `state` (`stamp::{FREE, READY, DONE}`).
 pub(crate) fn stamp_of(pos: u64, state: u64) -> u64 {

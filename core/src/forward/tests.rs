@@ -7,9 +7,9 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpuio_core::abi::{self, op, stamp};
-use gpuio_core::memory::{HostMemory, MemoryProvider};
-use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, KeepAlive};
+use crate::abi::{self, op, stamp};
+use crate::memory::{HostMemory, MemoryProvider};
+use crate::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, KeepAlive};
 
 use super::queue::{stamp_of, EntryView};
 use super::ForwardBuilder;

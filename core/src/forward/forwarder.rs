@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gpuio_core::abi::{self, stamp};
-use gpuio_core::endpoint::Endpoint;
-use gpuio_core::memory::SharedRegion;
-use gpuio_core::request::{validate, Checked};
-use gpuio_core::transport::{Backoff, TransportError};
+use crate::abi::{self, stamp};
+use crate::endpoint::Endpoint;
+use crate::memory::SharedRegion;
+use crate::request::{validate, Checked};
+use crate::transport::{Backoff, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
 use super::queue::{stamp_of, QueueView};
