@@ -11,9 +11,7 @@ use gpuio_device::cpu::CpuDevice;
 fn builder(kind: TransportKind) -> Box<dyn TransportBuilder> {
     match kind {
         TransportKind::Direct => Box::new(gpuio_core::direct::DirectBuilder::default()),
-        TransportKind::Forward => {
-            Box::new(gpuio_core::forward::ForwardBuilder::default())
-        }
+        TransportKind::Forward => Box::new(gpuio_core::forward::ForwardBuilder::default()),
         TransportKind::Mailbox => Box::new(gpuio_backend_rpc::mailbox::MailboxBuilder::default()),
     }
 }

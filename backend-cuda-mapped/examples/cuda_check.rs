@@ -22,10 +22,10 @@ use std::time::{Duration, Instant};
 
 use gpuio_backend_cuda_mapped::backend::CudaBackend;
 use gpuio_backend_cuda_mapped::device::CudaDevice;
-use gpuio_core::forward::ForwardBuilder;
 use gpuio_backend_cuda_mapped::memory::{no_mmap_ring_accepts, HostAlloc, RegisteredMapping};
 use gpuio_backend_cuda_mapped::nvrtc::Compiler;
 use gpuio_core::backend::Backend;
+use gpuio_core::forward::ForwardBuilder;
 use gpuio_core::memory::{AnonMapping, SharedMemory};
 use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, MemoryProvider};
 use gpuio_device::{Device, DeviceError};

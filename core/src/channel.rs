@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use crate::abi::{self, TransportKind};
 use crate::endpoint::Endpoint;
-use crate::memory::{pod_bytes, MemoryProvider, SharedMemory, SharedRegion};
-use crate::transport::{
-    ChannelMemory, Counters, OpenContext, Transport, TransportBuilder, TransportError,
+use crate::memory::{
+    pod_bytes, ChannelMemory, KeepAlive, MemoryProvider, SharedMemory, SharedRegion,
 };
+use crate::transport::{Counters, OpenContext, Transport, TransportBuilder, TransportError};
 
 /// Offset of the endpoint table in the descriptor's allocation.
 const ENDPOINTS_OFFSET: usize = 512;
@@ -233,7 +233,8 @@ impl Channel {
             .write_bytes(0, pod_bytes(&desc))
             .map_err(|e| fail(e.into()))?;
         std::sync::atomic::fence(Ordering::SeqCst);
-        memory_keep(&memory, &descriptor, &staging);
+        memory.keep_shared(descriptor.clone());
+        memory.keep_shared(staging.clone());
         tracing::info!(
             slots,
             slot_size,
@@ -339,15 +340,6 @@ impl Channel {
     }
 }
 
-fn memory_keep(
-    memory: &Arc<ChannelMemory>,
-    descriptor: &Arc<dyn SharedMemory>,
-    staging: &Arc<dyn SharedMemory>,
-) {
-    memory.keep_shared_pub(descriptor.clone());
-    memory.keep_shared_pub(staging.clone());
-}
-
 impl Drop for Channel {
     fn drop(&mut self) {
         if self.transport.is_some() {
@@ -356,7 +348,3 @@ impl Drop for Channel {
         }
     }
 }
-
-/// Keeps a channel's memory alive (see [`Channel::keepalive`]).
-#[derive(Clone, Debug)]
-pub struct KeepAlive(#[allow(dead_code)] pub(crate) Arc<ChannelMemory>);

@@ -24,9 +24,9 @@ pub mod transport;
 pub mod uring;
 
 pub use abi::TransportKind;
-pub use channel::{Channel, ChannelConfig, ChannelError, CloseReport, KeepAlive};
+pub use channel::{Channel, ChannelConfig, ChannelError, CloseReport};
 pub use endpoint::{Access, Endpoint, EndpointKind};
 pub use memory::{
-    HostMemory, LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion,
+    HostMemory, KeepAlive, LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion,
 };
 pub use transport::{Counters, Transport, TransportBuilder, TransportError, TransportReport};

@@ -15,6 +15,7 @@
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::{Arc, Mutex};
 
 /// Why memory could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -295,3 +296,27 @@ mod tests {
         assert!(m.write_bytes(4090, &[0; 8]).is_err());
     }
 }
+
+/// Every allocation of one channel. Kernels launched on the channel hold an `Arc`
+/// to it, so nothing is freed while a kernel may still touch it.
+#[derive(Debug, Default)]
+pub struct ChannelMemory {
+    shared: Mutex<Vec<Arc<dyn SharedMemory>>>,
+    local: Mutex<Vec<Arc<dyn LocalMemory>>>,
+}
+
+impl ChannelMemory {
+    pub(crate) fn keep_shared(&self, m: Arc<dyn SharedMemory>) {
+        self.shared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(m);
+    }
+    pub(crate) fn keep_local(&self, m: Arc<dyn LocalMemory>) {
+        self.local.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+    }
+}
+
+/// Keeps a channel's memory alive (see [`Channel::keepalive`](crate::Channel::keepalive)).
+#[derive(Clone, Debug)]
+pub struct KeepAlive(#[allow(dead_code)] pub(crate) Arc<ChannelMemory>);

@@ -5,12 +5,14 @@
 //! the descriptor, runs whatever host threads it needs, and on [`Transport::close`]
 //! drains what is in flight within a deadline and reports counts.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::abi::{self, TransportKind};
 use crate::endpoint::Endpoint;
-use crate::memory::{LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion};
+use crate::memory::{
+    ChannelMemory, KeepAlive, LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion,
+};
 
 /// Counts a transport keeps. At a clean close `submitted == completed + failed`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -67,29 +69,6 @@ impl TransportError {
     }
 }
 
-/// Every allocation of one channel. Kernels launched on the channel hold an `Arc`
-/// to it, so nothing is freed while a kernel may still touch it.
-#[derive(Debug, Default)]
-pub struct ChannelMemory {
-    shared: Mutex<Vec<Arc<dyn SharedMemory>>>,
-    local: Mutex<Vec<Arc<dyn LocalMemory>>>,
-}
-
-impl ChannelMemory {
-    pub(crate) fn keep_shared_pub(&self, m: Arc<dyn SharedMemory>) {
-        self.keep_shared(m)
-    }
-    fn keep_shared(&self, m: Arc<dyn SharedMemory>) {
-        self.shared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(m);
-    }
-    fn keep_local(&self, m: Arc<dyn LocalMemory>) {
-        self.local.lock().unwrap_or_else(|e| e.into_inner()).push(m);
-    }
-}
-
 /// What a transport is built from.
 pub struct OpenContext<'a> {
     pub provider: &'a Arc<dyn MemoryProvider>,
@@ -118,8 +97,8 @@ impl OpenContext<'_> {
     /// included, once `Channel::open` finishes): a host thread that may outlive
     /// `Transport::close` (stuck in a blocking syscall) holds one, so the memory it
     /// still reads or writes is never freed under it.
-    pub fn keepalive(&self) -> crate::channel::KeepAlive {
-        crate::channel::KeepAlive(self.memory.clone())
+    pub fn keepalive(&self) -> KeepAlive {
+        KeepAlive(self.memory.clone())
     }
 
     /// Zeroed device-local memory kept alive as long as the channel and its kernels.
