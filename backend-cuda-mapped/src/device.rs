@@ -51,7 +51,7 @@ use cudarc::driver::{
 use gpuio_core::memory::LocalMemory;
 use gpuio_core::transport::Backoff;
 use gpuio_core::{Channel, KeepAlive, MemoryProvider};
-use gpuio_device::{Device, DeviceBuffer, DeviceError, RunningKernel};
+use gpuio_device::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
 
 use crate::memory::{CudaMemory, DeviceAlloc};
 use crate::nvrtc::{self, Arch, Compiler, ImageKind, KernelImage};
@@ -492,6 +492,32 @@ impl DeviceBuffer for CudaBuffer {
     }
 }
 
+/// A module loaded on a [`CudaDevice`], as the device role hands it out.
+struct LoadedModule {
+    device: CudaDevice,
+    module: Arc<KernelModule>,
+}
+
+impl Module for LoadedModule {
+    fn launch(
+        &self,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        channel: &Channel,
+        params: &[u64],
+    ) -> Result<Box<dyn RunningKernel>, DeviceError> {
+        Ok(Box::new(self.device.launch_in(
+            &self.module,
+            kernel,
+            grid,
+            block,
+            channel,
+            params,
+        )?))
+    }
+}
+
 impl Device for CudaDevice {
     fn name(&self) -> String {
         format!("{} ({})", self.inner.name, self.inner.arch)
@@ -506,6 +532,12 @@ impl Device for CudaDevice {
             a.write(0, bytes)?;
         }
         Ok(Box::new(CudaBuffer(a)))
+    }
+    fn load(&self, name: &str, source: &str) -> Result<Arc<dyn Module>, DeviceError> {
+        Ok(Arc::new(LoadedModule {
+            device: self.clone(),
+            module: self.compile(name, source)?,
+        }))
     }
     fn launch(
         &self,

@@ -6,6 +6,7 @@
 //! * [`request`] — host-side validation of a request;
 //! * [`transport`] — the transport role and what it is built from;
 //! * [`channel`] — a descriptor, its staging area and one transport;
+//! * [`device`] — the device role: load kernel sources, launch, join;
 //! * [`uring`] — io_uring set-up, including the direct (device-driven) ring;
 //! * [`direct`], [`forward`] — the io_uring transports' host halves (their device
 //!   halves are `gpuio/direct.h` and `gpuio/forward.h`);
@@ -14,6 +15,7 @@
 pub mod abi;
 pub mod backend;
 pub mod channel;
+pub mod device;
 pub mod direct;
 pub mod endpoint;
 pub mod forward;

@@ -13,7 +13,7 @@ use gpuio_core::abi;
 use gpuio_core::memory::{HostMemory, SharedMemory};
 use gpuio_core::{Channel, KeepAlive, MemoryProvider as _};
 
-use crate::launch::{Device, DeviceBuffer, DeviceError, RunningKernel};
+use crate::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
 
 /// A kernel entry point compiled for the host: `GPUIO_KERNEL(name)(const
 /// gpuio_channel *ch, gpuio_u64 *params)`.
@@ -238,6 +238,12 @@ impl Device for CpuDevice {
         let mem = HostMemory.alloc_shared(len.max(bytes.len()))?;
         mem.write_bytes(0, bytes)?;
         Ok(Box::new(HostBuffer(mem, len.max(bytes.len()))))
+    }
+    fn load(&self, name: &str, _source: &str) -> Result<Arc<dyn Module>, DeviceError> {
+        Err(DeviceError::Kernel {
+            kernel: name.to_string(),
+            message: "the CPU device cannot load kernel sources at run time yet".into(),
+        })
     }
     fn launch(
         &self,

@@ -8,9 +8,7 @@
 pub mod cpu;
 pub mod header;
 pub mod kernels;
-pub mod launch;
-
-pub use launch::{Device, DeviceBuffer, DeviceError, RunningKernel};
+pub use gpuio_core::device::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
 
 /// Makes sure this crate's native library is linked into a test binary that only
 /// calls into it through `extern "C"` declarations.

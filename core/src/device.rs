@@ -1,0 +1,99 @@
+//! The device role: who runs a kernel. The CPU device implements it in
+//! `gpuio-device`, GPU backends in their crates. Users' kernels, conformance cases
+//! and benchmarks are written against these traits, so the same kernel source runs
+//! on every device.
+//!
+//! * [`Device::load`] compiles a kernel file (C++ that includes `gpuio.h`) for the
+//!   device and loads it as a [`Module`];
+//! * [`Module::launch`] starts `grid × block` threads of one of its kernels on a
+//!   channel; every kernel has the signature
+//!   `GPUIO_KERNEL(name)(const gpuio_channel *ch, gpuio_u64 *params)`;
+//! * [`RunningKernel::join`] waits, with a deadline, and hands back the params as
+//!   the kernel left them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::channel::Channel;
+use crate::memory::MemoryProvider;
+
+/// Why a kernel could not be compiled, launched or finished.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("kernel {kernel}: {finished} of {threads} threads finished within {waited:?}")]
+    Timeout {
+        kernel: String,
+        threads: usize,
+        finished: usize,
+        waited: Duration,
+    },
+    #[error("kernel {kernel} failed: {message}")]
+    Kernel { kernel: String, message: String },
+    #[error("no kernel named {0}")]
+    NoSuchKernel(String),
+    /// The kernel source did not compile; `log` is the compiler's own output.
+    #[error("compiling {name} failed:\n{log}")]
+    Compile { name: String, log: String },
+    /// No compiler for this device could be run.
+    #[error("{0}")]
+    NoCompiler(String),
+    #[error("{call} failed: {message}")]
+    Driver { call: &'static str, message: String },
+    #[error(transparent)]
+    Memory(#[from] crate::memory::MemoryError),
+}
+
+/// Memory a kernel can read and write, and the host can fill and read back.
+pub trait DeviceBuffer: Send + Sync {
+    fn device_addr(&self) -> u64;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copies the buffer's contents into `out` (`out.len() <= len()`).
+    fn download(&self, out: &mut [u8]) -> Result<(), DeviceError>;
+}
+
+/// A kernel in flight.
+pub trait RunningKernel: Send {
+    /// Waits up to `timeout`; returns the parameters as the kernel left them.
+    fn join(self: Box<Self>, timeout: Duration) -> Result<Vec<u64>, DeviceError>;
+}
+
+/// Kernels compiled and loaded on one device.
+pub trait Module: Send + Sync {
+    /// Starts `grid × block` threads of `kernel` on `channel` with `params`
+    /// (copied to memory the kernel reads and writes; `join` returns them).
+    fn launch(
+        &self,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        channel: &Channel,
+        params: &[u64],
+    ) -> Result<Box<dyn RunningKernel>, DeviceError>;
+}
+
+/// A device that runs kernels written against `gpuio.h`.
+pub trait Device: Send + Sync {
+    /// In words, e.g. "CPU (2 cores)" or "NVIDIA H100 80GB HBM3 (sm_90)".
+    fn name(&self) -> String;
+    /// The memory provider channels for this device must use.
+    fn provider(&self) -> Arc<dyn MemoryProvider>;
+    /// Compiles `source`, a kernel file that includes `gpuio.h`, for this device
+    /// and loads it. `name` names the source in diagnostics (a file name). Compiled
+    /// images are cached by a hash of the source and the header.
+    fn load(&self, name: &str, source: &str) -> Result<Arc<dyn Module>, DeviceError>;
+    /// A buffer holding `bytes` (zeroed when `bytes` is shorter than `len`).
+    fn buffer(&self, len: usize, bytes: &[u8]) -> Result<Box<dyn DeviceBuffer>, DeviceError>;
+    /// Starts `grid × block` threads of the built-in conformance or benchmark kernel
+    /// `name` (`kernels/conformance.h`, with or without its `gpuio_k_` prefix).
+    fn launch(
+        &self,
+        name: &str,
+        grid: u32,
+        block: u32,
+        channel: &Channel,
+        params: &[u64],
+    ) -> Result<Box<dyn RunningKernel>, DeviceError>;
+}
