@@ -193,13 +193,20 @@ impl fmt::Debug for Runtime {
     }
 }
 
-/// A transport's rank in selection: higher is preferred.
-fn transport_rank(t: TransportKind) -> u8 {
-    match t {
-        TransportKind::Direct => 3,
-        TransportKind::Forward => 2,
-        TransportKind::Mailbox => 1,
-    }
+/// The one ranking key of selection, smallest first: available pairs by score
+/// (higher first), then the backends' fixed order, then the transports' order;
+/// unavailable pairs after every available one, in the same fixed order.
+fn rank_key(backend_index: usize, s: &PairStatus) -> (bool, std::cmp::Reverse<u32>, usize, usize) {
+    let transport_index = TransportKind::ALL
+        .iter()
+        .position(|t| *t == s.pair.transport)
+        .unwrap_or(usize::MAX);
+    (
+        !s.availability.is_available(),
+        std::cmp::Reverse(s.availability.score().unwrap_or(0)),
+        backend_index,
+        transport_index,
+    )
 }
 
 impl Runtime {
@@ -268,21 +275,7 @@ impl Runtime {
                 ));
             }
         }
-        all.sort_by_key(|(i, s)| {
-            let available = s.availability.is_available();
-            (
-                std::cmp::Reverse(available),
-                std::cmp::Reverse(available && s.gpu),
-                std::cmp::Reverse(if available {
-                    transport_rank(s.pair.transport)
-                } else {
-                    0
-                }),
-                std::cmp::Reverse(s.availability.score().unwrap_or(0)),
-                *i,
-                std::cmp::Reverse(transport_rank(s.pair.transport)),
-            )
-        });
+        all.sort_by_key(|(i, s)| rank_key(*i, s));
         all.into_iter().map(|(_, s)| s).collect()
     }
 
@@ -421,19 +414,19 @@ impl ChannelFactory {
 
     /// The device that runs kernels for this pair (conformance, benchmarks).
     pub fn device(&self) -> Result<Arc<dyn gpuio_device::Device>, String> {
-        crate::backends::device_of(&self.backend)
+        self.backend.device()
     }
 
     /// Opens a channel on this pair.
     pub fn open(&self, config: ChannelConfig) -> Result<Channel, BackendError> {
-        self.backend.open(self.pair.transport, config)
+        crate::backends::open(&self.backend, &self.probe, self.pair.transport, config)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backends::{CpuBackend, CudaBackend, TransportBuilders};
+    use crate::backends::{CpuBackend, CudaBackend};
     use gpuio_backend_hsa_svm::HsaBackend;
 
     const UP: fn(u32) -> Availability = |score| Availability::Available { score };
@@ -450,9 +443,9 @@ mod tests {
             .into_iter()
             .map(|(name, gpu, avail)| Entry {
                 backend: Arc::new(if gpu {
-                    AnyBackend::from(CudaBackend::new(Vec::new()))
+                    AnyBackend::from(CudaBackend::new())
                 } else {
-                    AnyBackend::from(CpuBackend::new(TransportBuilders::none()))
+                    AnyBackend::from(CpuBackend::new())
                 }),
                 probe: BackendProbe {
                     backend: name,
@@ -483,8 +476,11 @@ mod tests {
     }
 
     #[test]
-    fn direct_beats_forward_beats_mailbox_whatever_the_scores() {
+    fn the_score_alone_orders_the_transports_of_one_backend() {
         let rt = runtime(vec![("cpu", false, [UP(1), UP(50), UP(99)])]);
+        let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
+        assert_eq!(order, ["cpu/mailbox", "cpu/forward", "cpu/direct"]);
+        let rt = runtime(vec![("cpu", false, [UP(7), UP(7), UP(7)])]);
         let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
         assert_eq!(order, ["cpu/direct", "cpu/forward", "cpu/mailbox"]);
     }
@@ -567,9 +563,9 @@ mod tests {
     #[test]
     fn the_default_backends_are_cuda_hsa_cpu_in_that_order() {
         let rt = Runtime::from_backends(vec![
-            CudaBackend::new(Vec::new()).into(),
+            CudaBackend::new().into(),
             HsaBackend::new().into(),
-            CpuBackend::new(TransportBuilders::none()).into(),
+            CpuBackend::new().into(),
         ]);
         let names: Vec<&str> = rt.probes().map(|p| p.backend).collect();
         assert_eq!(names, ["cuda", "hsa", "cpu"]);

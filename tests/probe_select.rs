@@ -3,7 +3,7 @@
 
 mod probe_support;
 
-use gpuio::backends::{AnyBackend, CpuBackend, CudaBackend, TransportBuilders};
+use gpuio::backends::{AnyBackend, CpuBackend, CudaBackend};
 use gpuio::core::backend::Availability;
 use gpuio::core::probe::{Errno, FactName, Fakes, UringProbe};
 use gpuio::core::HostMemory;
@@ -15,9 +15,9 @@ use gpuio_backend_hsa_svm::HsaBackend;
 fn runtime(fakes: Fakes) -> Runtime {
     let uring = UringProbe::detect_with(&HostMemory, &fakes);
     Runtime::from_backends(vec![
-        AnyBackend::from(CudaBackend::new(Vec::new())),
+        AnyBackend::from(CudaBackend::new()),
         AnyBackend::from(HsaBackend::new()),
-        AnyBackend::from(CpuBackend::with_uring(TransportBuilders::none(), uring)),
+        AnyBackend::from(CpuBackend::with_uring(uring)),
     ])
 }
 

@@ -139,7 +139,7 @@ fn main() {
 
 fn main_checks() {
     step("probe", Duration::from_secs(30));
-    let backend = CudaBackend::new(vec![Arc::new(ForwardBuilder::default())]);
+    let backend = CudaBackend::new();
     let t = Instant::now();
     let probe = backend.probe();
     println!("device: {}", probe.device);
@@ -155,7 +155,7 @@ fn main_checks() {
         format!("in {:?}", t.elapsed()),
     );
 
-    let dev = match backend.device() {
+    let dev = match backend.cuda_device() {
         Ok(d) => d,
         Err(e) => {
             report("device", false, e);
@@ -496,8 +496,8 @@ fn during_spin(
 
 fn trap_checks() {
     step("trap", Duration::from_secs(60));
-    let backend = CudaBackend::new(vec![Arc::new(ForwardBuilder::default())]);
-    let dev = match backend.device() {
+    let backend = CudaBackend::new();
+    let dev = match backend.cuda_device() {
         Ok(d) => d,
         Err(e) => {
             report("device", false, e);

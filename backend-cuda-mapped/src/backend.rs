@@ -13,19 +13,19 @@
 //! * direct: an io_uring created with `SQPOLL | NO_MMAP` on CUDA-registered memory
 //!   (asked of the running kernel here), plus what the ring's confinement needs
 //!   (`R_DISABLED`, restrictions, fixed buffers): that part is general io_uring
-//!   knowledge, answered by `gpuio_core::probe` and handed in through
-//!   [`CudaBackend::with_uring_check`];
+//!   knowledge, answered by [`gpuio_core::probe::UringProbe`] asked with the CUDA
+//!   memory provider (so fixed buffers are registered from CUDA memory);
 //! * mailbox: nothing more.
 //!
-//! The transports themselves are built by [`TransportBuilder`]s the facade hands
-//! to [`CudaBackend::new`] (`gpuio_core::direct::DirectBuilder`,
-//! `gpuio_core::forward::ForwardBuilder`, `gpuio_backend_rpc::mailbox::MailboxBuilder`);
-//! this backend supplies the memory provider and the device.
+//! The backend builds no transport: it supplies the memory provider (through its
+//! [`CudaDevice`]) and the probe, and the facade opens every channel the same way.
 
 use std::sync::{Arc, OnceLock};
 
-use gpuio_core::backend::{Availability, Backend, BackendError, BackendProbe, Capability};
-use gpuio_core::{Channel, ChannelConfig, MemoryProvider, TransportBuilder, TransportKind};
+use gpuio_core::backend::{Availability, Backend, BackendProbe, Capability};
+use gpuio_core::probe::UringProbe;
+use gpuio_core::{MemoryProvider as _, TransportKind};
+use gpuio_device::Device;
 
 use crate::device::CudaDevice;
 use crate::memory::no_mmap_ring_accepts;
@@ -44,73 +44,28 @@ pub fn score(kind: TransportKind) -> u32 {
         }
 }
 
-/// What the host's io_uring allows the two io_uring transports (Ok) or why not.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UringVerdict {
-    pub direct: Result<(), String>,
-    pub forward: Result<(), String>,
-}
-
-impl UringVerdict {
-    /// From the availabilities `gpuio_core::probe::UringProbe::{direct, forward}` give.
-    pub fn from_availability(direct: Availability, forward: Availability) -> Self {
-        let verdict = |a: Availability| match a {
-            Availability::Available { .. } => Ok(()),
-            Availability::Unavailable { reason } => Err(reason),
-        };
-        Self {
-            direct: verdict(direct),
-            forward: verdict(forward),
-        }
-    }
-}
-
-/// The seam through which the host's io_uring facts reach this backend: asked once
-/// per probe with the CUDA memory provider (so fixed-buffer registration is tried
-/// on CUDA memory). The facade wires `gpuio_core::probe::UringProbe`:
-/// `Arc::new(|p| { let u = UringProbe::detect(p); UringVerdict::from_availability(u.direct(0), u.forward(0)) })`.
-pub type UringCheck = Arc<dyn Fn(&dyn MemoryProvider) -> UringVerdict + Send + Sync>;
-
-/// The CUDA backend: GPU 0, its memory provider, and the transports handed in.
+/// The CUDA backend: GPU 0 and its memory provider.
+#[derive(Default)]
 pub struct CudaBackend {
-    builders: Vec<Arc<dyn TransportBuilder>>,
-    uring: Option<UringCheck>,
     ordinal: usize,
     device: OnceLock<Result<CudaDevice, String>>,
 }
 
 impl CudaBackend {
-    /// A backend on GPU 0 offering one transport per builder.
-    pub fn new(builders: Vec<Arc<dyn TransportBuilder>>) -> Self {
-        Self {
-            builders,
-            uring: None,
-            ordinal: 0,
-            device: OnceLock::new(),
-        }
+    /// A backend on GPU 0.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Adds the host's io_uring facts (from `gpuio_core::probe`) to the probe; the
-    /// backend's own io_uring checks on CUDA memory still apply.
-    pub fn with_uring_check(mut self, check: UringCheck) -> Self {
-        self.uring = Some(check);
-        self
-    }
-
-    /// The GPU this backend runs on, opened on first use. Channels from
-    /// [`Backend::open`] use its memory provider, so kernels launched on this device
-    /// can reach them.
-    pub fn device(&self) -> Result<CudaDevice, String> {
+    /// The GPU this backend runs on, opened on first use. Channels opened on its
+    /// memory provider are reachable by kernels launched on it.
+    pub fn cuda_device(&self) -> Result<CudaDevice, String> {
         self.device
             .get_or_init(|| {
                 sys::driver().map_err(|e| library_reason(&e))?;
                 CudaDevice::new(self.ordinal).map_err(|e| e.to_string())
             })
             .clone()
-    }
-
-    fn builder(&self, kind: TransportKind) -> Option<&Arc<dyn TransportBuilder>> {
-        self.builders.iter().find(|b| b.kind() == kind)
     }
 }
 
@@ -263,7 +218,7 @@ impl CudaBackend {
             return found(device, caps, b);
         }
         // Memory: the context, a registration, and the kernel's view of it.
-        let d = match self.device() {
+        let d = match self.cuda_device() {
             Err(e) => return found(device, caps, e),
             Ok(d) => d,
         };
@@ -306,18 +261,22 @@ impl CudaBackend {
                 )
             })
         });
-        match &self.uring {
-            None => caps.push(Capability::new("io_uring facts (core probe)", "not wired")),
-            Some(check) => {
-                let v = check(d.memory().as_ref());
-                caps.push(Capability::new(
-                    "io_uring facts (core probe)",
-                    format!("direct: {:?}; forward: {:?}", v.direct, v.forward),
-                ));
-                direct = direct.or(v.direct.err());
-                forward = forward.or(v.forward.err());
-            }
-        }
+        let u = UringProbe::detect(d.memory().as_ref());
+        let verdict = |a: Availability| match a {
+            Availability::Available { .. } => None,
+            Availability::Unavailable { reason } => Some(reason),
+        };
+        let (ud, uf) = (verdict(u.direct(0)), verdict(u.forward(0)));
+        caps.push(Capability::new(
+            "io_uring facts (core probe)",
+            format!(
+                "direct: {}; forward: {}",
+                ud.as_deref().unwrap_or("ok"),
+                uf.as_deref().unwrap_or("ok")
+            ),
+        ));
+        direct = direct.or(ud);
+        forward = forward.or(uf);
         Found {
             device,
             caps,
@@ -356,22 +315,19 @@ impl Backend for CudaBackend {
         "cuda"
     }
 
+    fn is_gpu(&self) -> bool {
+        true
+    }
+
     fn probe(&self) -> BackendProbe {
         let f = self.find();
         let transports = TransportKind::ALL
             .iter()
             .map(|&kind| {
-                let why = f.blocker.clone().or_else(|| {
-                    if self.builder(kind).is_none() {
-                        return Some(format!(
-                            "no {kind} transport was registered with the CUDA backend"
-                        ));
-                    }
-                    match kind {
-                        TransportKind::Mailbox => None,
-                        TransportKind::Forward => f.forward.clone(),
-                        TransportKind::Direct => f.direct.clone(),
-                    }
+                let why = f.blocker.clone().or_else(|| match kind {
+                    TransportKind::Mailbox => None,
+                    TransportKind::Forward => f.forward.clone(),
+                    TransportKind::Direct => f.direct.clone(),
                 });
                 let a = match why {
                     None => Availability::Available { score: score(kind) },
@@ -388,29 +344,14 @@ impl Backend for CudaBackend {
         }
     }
 
-    fn open(
-        &self,
-        transport: TransportKind,
-        config: ChannelConfig,
-    ) -> Result<Channel, BackendError> {
-        let unavailable = |reason: String| BackendError::Unavailable {
-            backend: "cuda",
-            transport,
-            reason,
-        };
-        let builder = self.builder(transport).ok_or_else(|| {
-            unavailable(format!(
-                "no {transport} transport was registered with the CUDA backend"
-            ))
-        })?;
-        let device = self.device().map_err(unavailable)?;
+    fn device(&self) -> Result<Arc<dyn Device>, String> {
+        let device = self.cuda_device()?;
         if let Some(e) = device.lost() {
-            return Err(unavailable(format!(
+            return Err(format!(
                 "the CUDA context was lost to a kernel trap ({e}); restart the process"
-            )));
+            ));
         }
-        let provider: Arc<dyn MemoryProvider> = device.memory();
-        Ok(Channel::open(provider, builder.as_ref(), config)?)
+        Ok(Arc::new(device))
     }
 }
 
@@ -430,20 +371,8 @@ mod tests {
     }
 
     #[test]
-    fn uring_verdicts_carry_the_core_probes_reasons() {
-        let v = UringVerdict::from_availability(
-            Availability::Unavailable {
-                reason: "io_uring_setup(NO_MMAP): EINVAL".into(),
-            },
-            Availability::Available { score: 0 },
-        );
-        assert_eq!(v.direct, Err("io_uring_setup(NO_MMAP): EINVAL".to_string()));
-        assert_eq!(v.forward, Ok(()));
-    }
-
-    #[test]
     fn probe_without_libcuda_says_to_install_the_driver() {
-        let probe = CudaBackend::new(Vec::new()).probe();
+        let probe = CudaBackend::new().probe();
         assert_eq!(probe.backend, "cuda");
         assert_eq!(probe.transports.len(), 3);
         if sys::driver().is_ok() {
@@ -474,17 +403,14 @@ mod tests {
     }
 
     #[test]
-    fn open_without_libcuda_is_unavailable_not_a_panic() {
+    fn no_device_without_libcuda_and_the_reason_says_so_not_a_panic() {
         if sys::driver().is_ok() {
             return;
         }
-        let b = CudaBackend::new(Vec::new());
-        match b.open(TransportKind::Mailbox, ChannelConfig::default()) {
-            Err(BackendError::Unavailable { reason, .. }) => {
-                assert!(reason.contains("no mailbox transport"), "{reason}")
-            }
-            other => panic!("{other:?}"),
+        let b = CudaBackend::new();
+        match b.device() {
+            Err(reason) => assert!(reason.contains("libcuda not found"), "{reason}"),
+            Ok(d) => panic!("a device without libcuda: {}", d.name()),
         }
-        assert!(b.device().unwrap_err().contains("libcuda not found"));
     }
 }

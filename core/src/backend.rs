@@ -1,16 +1,24 @@
-//! The backend role: a device joined with the transports it supports.
+//! The backend role: a device and its memory provider, and a probe saying which
+//! transports can run on them here.
 //!
 //! Like a wgpu-hal adapter, a backend answers [`Backend::probe`] with data —
 //! what it found, its capabilities, and for each transport either a score or a
-//! reason a person can act on — and selection reads only those values.
+//! reason a person can act on — and selection reads only those values. A backend
+//! builds no transport itself: every transport is generic over the memory
+//! provider, so the facade opens every channel the same way, on the provider of
+//! [`Backend::device`].
+
+use std::sync::Arc;
 
 use crate::abi::TransportKind;
-use crate::channel::{Channel, ChannelConfig, ChannelError};
+use crate::channel::ChannelError;
+use crate::device::Device;
 
 /// Whether one (backend, transport) pair can run here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Availability {
-    /// Usable; higher scores are preferred.
+    /// Usable. The score is the one ranking key of selection: higher is preferred,
+    /// across backends (a GPU pair scores above every CPU pair).
     Available { score: u32 },
     /// Not usable, and why, in words a person can act on.
     Unavailable { reason: String },
@@ -79,15 +87,14 @@ pub enum BackendError {
     Channel(#[from] ChannelError),
 }
 
-/// A device joined with its transports.
+/// A device, its memory provider and its probe.
 pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
+    /// Whether it runs kernels on a GPU (said in `gpuio probe`).
+    fn is_gpu(&self) -> bool;
     /// Asks the machine; never panics, never blocks for long.
     fn probe(&self) -> BackendProbe;
-    /// Opens a channel on `transport`.
-    fn open(
-        &self,
-        transport: TransportKind,
-        config: ChannelConfig,
-    ) -> Result<Channel, BackendError>;
+    /// The device kernels run on; channels use its memory provider. `Err` says, in
+    /// words a person can act on, why there is none here.
+    fn device(&self) -> Result<Arc<dyn Device>, String>;
 }

@@ -4,56 +4,20 @@
 
 use std::sync::{Arc, OnceLock};
 
-use gpuio_core::backend::{Availability, Backend, BackendError, BackendProbe, Capability};
+use gpuio_core::backend::{Availability, Backend, BackendProbe, Capability};
+use gpuio_core::device::Device;
 use gpuio_core::probe::UringProbe;
-use gpuio_core::{
-    Channel, ChannelConfig, HostMemory, MemoryProvider, TransportBuilder, TransportKind,
-};
+use gpuio_core::{HostMemory, MemoryProvider, TransportKind};
+use gpuio_device::cpu::CpuDevice;
 
 /// Scores of the CPU device's transports: below any GPU's.
 pub const SCORE_DIRECT: u32 = 3;
 pub const SCORE_FORWARD: u32 = 2;
 pub const SCORE_MAILBOX: u32 = 1;
 
-/// One builder per transport; `None` where this build has none (see
-/// [`cpu_builders`](super::cpu_builders)).
-#[derive(Clone, Default)]
-pub struct TransportBuilders {
-    pub direct: Option<Arc<dyn TransportBuilder>>,
-    pub forward: Option<Arc<dyn TransportBuilder>>,
-    pub mailbox: Option<Arc<dyn TransportBuilder>>,
-}
-
-impl TransportBuilders {
-    /// No builders: probing works, opening says which builder is missing.
-    pub fn none() -> Self {
-        Self::default()
-    }
-
-    pub fn get(&self, kind: TransportKind) -> Option<&Arc<dyn TransportBuilder>> {
-        match kind {
-            TransportKind::Direct => self.direct.as_ref(),
-            TransportKind::Forward => self.forward.as_ref(),
-            TransportKind::Mailbox => self.mailbox.as_ref(),
-        }
-    }
-}
-
-impl std::fmt::Debug for TransportBuilders {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let wired: Vec<&str> = TransportKind::ALL
-            .into_iter()
-            .filter(|k| self.get(*k).is_some())
-            .map(TransportKind::name)
-            .collect();
-        write!(f, "TransportBuilders {wired:?}")
-    }
-}
-
 /// The CPU device backend.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct CpuBackend {
-    builders: TransportBuilders,
     /// io_uring facts: given, or asked for once on first use.
     uring: OnceLock<UringProbe>,
 }
@@ -62,17 +26,13 @@ impl CpuBackend {
     pub const NAME: &'static str = "cpu";
 
     /// Probes io_uring (with `GPUIO_PROBE_FAKE` applied) on first use.
-    pub fn new(builders: TransportBuilders) -> Self {
-        Self {
-            builders,
-            uring: OnceLock::new(),
-        }
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Uses `uring` instead of asking the kernel (for tests and callers that probed).
-    pub fn with_uring(builders: TransportBuilders, uring: UringProbe) -> Self {
+    pub fn with_uring(uring: UringProbe) -> Self {
         Self {
-            builders,
             uring: OnceLock::from(uring),
         }
     }
@@ -99,6 +59,10 @@ fn host_threads() -> usize {
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         Self::NAME
+    }
+
+    fn is_gpu(&self) -> bool {
+        false
     }
 
     fn probe(&self) -> BackendProbe {
@@ -135,26 +99,7 @@ impl Backend for CpuBackend {
         }
     }
 
-    fn open(
-        &self,
-        transport: TransportKind,
-        config: ChannelConfig,
-    ) -> Result<Channel, BackendError> {
-        let unavailable = |reason: String| BackendError::Unavailable {
-            backend: Self::NAME,
-            transport,
-            reason,
-        };
-        if let Availability::Unavailable { reason } = self.availability(transport) {
-            return Err(unavailable(reason));
-        }
-        let builder = self.builders.get(transport).ok_or_else(|| {
-            unavailable(format!(
-                "this build has no {transport} transport builder wired into the CPU backend \
-                 (gpuio::backends::cpu_builders)"
-            ))
-        })?;
-        let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
-        Ok(Channel::open(provider, builder.as_ref(), config)?)
+    fn device(&self) -> Result<Arc<dyn Device>, String> {
+        Ok(Arc::new(CpuDevice))
     }
 }
