@@ -12,8 +12,6 @@ use serde::Serialize;
 
 use crate::runtime::{ChannelFactory, Request, Runtime, SelectError};
 
-/// Exit status of a command that is not built yet.
-pub const EXIT_NOT_BUILT: u8 = 2;
 /// Exit status when the backend asked for is unavailable or the request is malformed.
 pub const EXIT_UNAVAILABLE: u8 = 1;
 
@@ -202,15 +200,6 @@ pub fn resolve(
     Ok(factory)
 }
 
-fn not_built(command: &str, factory: &ChannelFactory) -> ExitCode {
-    eprintln!(
-        "gpuio {command}: not built yet (would run on {} — {})",
-        factory.pair(),
-        factory.probe().device
-    );
-    ExitCode::from(EXIT_NOT_BUILT)
-}
-
 /// The pairs a measuring command runs on: the one asked for, else every available
 /// pair of the chosen backend.
 fn pairs_for(
@@ -371,7 +360,57 @@ pub fn selftest(runtime: &Runtime, request: Option<&Request>, chosen: &ChannelFa
     }
 }
 
-/// `gpuio run`. INTEGRATOR: runs a kernel on the chosen pair.
-pub fn run(factory: &ChannelFactory, _args: &[String]) -> ExitCode {
-    not_built("run", factory)
+/// `gpuio run`: the kernel file on the chosen pair, or with `--compare` on every
+/// available pair (of the backend asked for, if one was), with one table.
+pub fn run(
+    runtime: &Runtime,
+    request: Option<&Request>,
+    chosen: &ChannelFactory,
+    spec: &crate::run::RunSpec,
+    compare: bool,
+) -> ExitCode {
+    if !compare {
+        return match crate::run::run(chosen, spec) {
+            Ok(o) if o.report.is_clean() => ExitCode::SUCCESS,
+            Ok(_) => {
+                eprintln!("error: the channel did not close cleanly (see its report above)");
+                ExitCode::FAILURE
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", chosen.pair());
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let factories = match request {
+        Some(_) => pairs_for(runtime, request, chosen),
+        None => runtime.available(),
+    };
+    let dir = match scratch_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match crate::run::compare(&factories, spec, dir.path()) {
+        Ok(rows) => {
+            print_stdout(&crate::run::compare_table(&rows));
+            if crate::run::compare_ok(&rows) {
+                ExitCode::SUCCESS
+            } else {
+                // Keep the outputs that differ for inspection.
+                let kept = dir.keep();
+                eprintln!(
+                    "error: not every pair ran cleanly with the same output; their files are in {}",
+                    kept.display()
+                );
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -22,4 +22,5 @@ pub use gpuio_device as device;
 
 pub mod bench;
 pub mod conformance;
+pub mod run;
 pub use runtime::{ChannelFactory, Pair, Runtime, RuntimeError, SelectError};

@@ -2,7 +2,7 @@
 //!
 //! Logging goes to stderr, filtered by `GPUIO_LOG`, else `RUST_LOG`, else `warn`.
 //! Exit status: 0 success; 1 the backend asked for is unavailable, or another
-//! error (printed as one readable line); 2 a command not built yet, or bad usage.
+//! error (printed as one readable line); 2 bad usage.
 
 use std::process::ExitCode;
 
@@ -43,11 +43,38 @@ enum Command {
     },
     /// Run the conformance kernels on every available backend.
     Selftest,
-    /// Run a kernel on the chosen pair.
+    /// Compile and run a kernel file (C++ including "gpuio.h") on the chosen pair.
+    ///
+    /// Endpoints are the --file arguments in order (the kernel names them 0, 1, …),
+    /// then standard output, where gpuio_printf writes. The kernel's output is
+    /// shown live on stdout; what runs where, progress, the kernel's params and the
+    /// channel's close report go to stderr.
     Run {
-        /// Arguments for the kernel run.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
+        /// The kernel file.
+        file: std::path::PathBuf,
+        /// The kernel to launch (default: the file's only GPUIO_KERNEL).
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Blocks in the grid.
+        #[arg(long, default_value_t = 1)]
+        grid: u32,
+        /// Threads per block.
+        #[arg(long, default_value_t = 32)]
+        block: u32,
+        /// An endpoint, NAME=PATH[:r|w|rw] (r: must exist; w: created, truncated;
+        /// rw, the default: created if missing). Repeat for more, in order.
+        #[arg(long = "file", value_name = "NAME=PATH[:r|w|rw]")]
+        files: Vec<gpuio::run::FileArg>,
+        /// A u64 kernel parameter, params[0], params[1], … in order (decimal or 0x…).
+        #[arg(long = "arg", value_name = "N", value_parser = parse_u64)]
+        args: Vec<u64>,
+        /// Longest the kernel may run, in seconds.
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+        /// Run on every available pair (or every pair of --backend's backend) and
+        /// compare wall time, requests and output files with the first pair's.
+        #[arg(long)]
+        compare: bool,
     },
 }
 
@@ -96,6 +123,34 @@ fn main() -> ExitCode {
         Command::Probe { .. } => ExitCode::SUCCESS,
         Command::Bench { quick } => cli::bench(&runtime, request.as_ref(), &factory, quick),
         Command::Selftest => cli::selftest(&runtime, request.as_ref(), &factory),
-        Command::Run { args } => cli::run(&factory, &args),
+        Command::Run {
+            file,
+            kernel,
+            grid,
+            block,
+            files,
+            args,
+            timeout,
+            compare,
+        } => {
+            let spec = gpuio::run::RunSpec {
+                source: file,
+                kernel,
+                grid,
+                block,
+                files,
+                args,
+                timeout: std::time::Duration::from_secs_f64(timeout.max(0.0)),
+            };
+            cli::run(&runtime, request.as_ref(), &factory, &spec, compare)
+        }
     }
+}
+
+fn parse_u64(s: &str) -> Result<u64, String> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|e| format!("{s:?} is not a u64: {e}"))
 }

@@ -18,6 +18,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use gpuio_core::backend::{Availability, BackendError, BackendProbe};
+use gpuio_core::device::{DeviceError, Module};
 use gpuio_core::{Channel, ChannelConfig, TransportKind};
 
 use crate::backends::{default_backends, AnyBackend, DynBackend};
@@ -156,13 +157,24 @@ fn origin_text(origin: Origin, given: &str) -> String {
     }
 }
 
-/// Why a channel could not be had at all.
+/// Why a channel, device or module could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     #[error(transparent)]
     Select(#[from] SelectError),
     #[error(transparent)]
     Open(#[from] BackendError),
+    /// The pair's backend has no device to run kernels on here.
+    #[error("{pair} has no device to run kernels on: {reason}")]
+    NoDevice { pair: Pair, reason: String },
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error("reading {path}: {source}")]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// One pair as the probe found it.
@@ -415,6 +427,33 @@ impl ChannelFactory {
     /// The device that runs kernels for this pair (conformance, benchmarks).
     pub fn device(&self) -> Result<Arc<dyn gpuio_device::Device>, String> {
         self.backend.device()
+    }
+
+    /// Compiles `source`, a kernel file that includes `gpuio.h`, for this pair's
+    /// device and loads it (compiled images are cached by a hash of the source).
+    /// `name` names it in compiler messages.
+    pub fn load(&self, name: &str, source: &str) -> Result<Arc<dyn Module>, RuntimeError> {
+        let device = self
+            .backend
+            .device()
+            .map_err(|reason| RuntimeError::NoDevice {
+                pair: self.pair,
+                reason,
+            })?;
+        Ok(device.load(name, source)?)
+    }
+
+    /// [`load`](Self::load)s the kernel file at `path`.
+    pub fn load_file(
+        &self,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<Arc<dyn Module>, RuntimeError> {
+        let path = path.as_ref();
+        let source = std::fs::read_to_string(path).map_err(|source| RuntimeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.load(&path.display().to_string(), &source)
     }
 
     /// Opens a channel on this pair.

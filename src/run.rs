@@ -1,0 +1,499 @@
+//! `gpuio run`: a user's kernel file, compiled and run on one pair or compared
+//! across every available pair.
+//!
+//! Endpoints are registered in the order of the `--file` arguments (kernels name
+//! them `0, 1, …`), then standard output, which `gpuio_printf` writes to. A run on
+//! one pair prints the kernel's output live on stdout; gpuio's own lines (what
+//! runs where, progress, the params, the channel's close report) go to stderr.
+//!
+//! `--compare` runs the same kernel on every pair. The first pair writes the
+//! files named on the command line; every later pair writes copies in a scratch
+//! directory (read-write files start from the original contents), and each copy
+//! is compared byte for byte with the first pair's. Standard output is captured
+//! per pair and compared as a set of lines (threads' lines interleave differently
+//! from run to run; each thread's own order is kept by every transport).
+
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpuio_core::device::Module;
+use gpuio_core::{Access, ChannelConfig, CloseReport, Endpoint, EndpointKind};
+
+use crate::runtime::ChannelFactory;
+
+/// One `--file NAME=PATH[:r|w|rw]` argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileArg {
+    pub name: String,
+    pub path: PathBuf,
+    pub access: Access,
+}
+
+impl FromStr for FileArg {
+    type Err = String;
+
+    /// `NAME=PATH`, `NAME=PATH:r` (must exist), `NAME=PATH:w` (created, truncated)
+    /// or `NAME=PATH:rw` (created if missing, kept otherwise; the default).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, rest) = s
+            .split_once('=')
+            .ok_or_else(|| format!("{s:?} is not NAME=PATH[:r|w|rw]"))?;
+        let (path, access) = match rest.rsplit_once(':') {
+            Some((p, "r")) => (p, Access::READ),
+            Some((p, "w")) => (p, Access::WRITE),
+            Some((p, "rw")) => (p, Access::READ_WRITE),
+            _ => (rest, Access::READ_WRITE),
+        };
+        if name.is_empty() || path.is_empty() {
+            return Err(format!("{s:?} is not NAME=PATH[:r|w|rw]"));
+        }
+        Ok(Self {
+            name: name.to_string(),
+            path: PathBuf::from(path),
+            access,
+        })
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub source: PathBuf,
+    /// The kernel to launch; `None` takes the file's only `GPUIO_KERNEL`.
+    pub kernel: Option<String>,
+    pub grid: u32,
+    pub block: u32,
+    pub files: Vec<FileArg>,
+    pub args: Vec<u64>,
+    /// Longest the kernel may run.
+    pub timeout: Duration,
+}
+
+/// What one run on one pair gave.
+#[derive(Debug)]
+pub struct Outcome {
+    pub wall: Duration,
+    pub params: Vec<u64>,
+    pub report: CloseReport,
+    /// Bytes in the output files and captured stdout after the run.
+    pub out_bytes: u64,
+}
+
+/// The kernels a source defines, in order (`GPUIO_KERNEL(name)`).
+pub fn kernels_in(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = source;
+    while let Some(i) = rest.find("GPUIO_KERNEL") {
+        rest = &rest[i + "GPUIO_KERNEL".len()..];
+        let after = rest.trim_start();
+        let Some(inner) = after.strip_prefix('(') else {
+            continue;
+        };
+        let name: String = inner
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let closes = inner.trim_start()[name.len()..]
+            .trim_start()
+            .starts_with(')');
+        if !name.is_empty() && closes && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The kernel to launch: the one asked for, else the file's only one.
+pub fn pick_kernel(source: &str, asked: Option<&str>, file: &Path) -> Result<String, String> {
+    if let Some(k) = asked {
+        return Ok(k.to_string());
+    }
+    match kernels_in(source).as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(format!(
+            "{} defines no GPUIO_KERNEL(name); name the kernel with --kernel",
+            file.display()
+        )),
+        many => Err(format!(
+            "{} defines several kernels ({}); pick one with --kernel",
+            file.display(),
+            many.join(", ")
+        )),
+    }
+}
+
+fn open_endpoint_file(path: &Path, access: Access) -> Result<File, String> {
+    let mut o = OpenOptions::new();
+    match (access.read, access.write) {
+        (true, false) => o.read(true),
+        (false, true) => o.write(true).create(true).truncate(true),
+        _ => o.read(true).write(true).create(true),
+    };
+    o.open(path)
+        .map_err(|e| format!("opening {}: {e}", path.display()))
+}
+
+/// Where the kernel's standard output goes.
+enum Stdout<'a> {
+    /// This process's stdout, live.
+    Live,
+    /// A file (compare mode), appended line by line.
+    File(&'a Path),
+}
+
+/// Runs `kernel` of `module` once on `factory`'s pair, with the files at `paths`
+/// (one per `spec.files`, in order).
+fn run_once(
+    factory: &ChannelFactory,
+    module: &dyn Module,
+    kernel: &str,
+    spec: &RunSpec,
+    paths: &[PathBuf],
+    stdout: Stdout<'_>,
+) -> Result<Outcome, String> {
+    let mut cfg = ChannelConfig::default();
+    let mut open_files = Vec::new();
+    for (f, path) in spec.files.iter().zip(paths) {
+        let file = open_endpoint_file(path, f.access)?;
+        cfg.endpoint(
+            Endpoint::file(&f.name, &file, f.access)
+                .map_err(|e| format!("registering {}: {e}", f.name))?,
+        );
+        open_files.push(file);
+    }
+    let _captured = match stdout {
+        Stdout::Live => {
+            cfg.stdout(Endpoint::stdout().map_err(|e| format!("registering stdout: {e}"))?);
+            None
+        }
+        Stdout::File(path) => {
+            let out = OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .custom_flags(libc::O_APPEND)
+                .open(path)
+                .map_err(|e| format!("opening {}: {e}", path.display()))?;
+            cfg.stdout(
+                Endpoint::new(
+                    "stdout",
+                    EndpointKind::Pipe,
+                    Access::WRITE,
+                    std::os::fd::AsFd::as_fd(&out),
+                )
+                .map_err(|e| format!("registering stdout: {e}"))?,
+            );
+            Some(out)
+        }
+    };
+    let pair = factory.pair();
+    let channel = factory
+        .open(cfg)
+        .map_err(|e| format!("opening a channel: {e}"))?;
+    let start = Instant::now();
+    let running = module
+        .launch(kernel, spec.grid, spec.block, &channel, &spec.args)
+        .map_err(|e| e.to_string())?;
+    let timeout = spec.timeout;
+    let joiner = std::thread::Builder::new()
+        .name("gpuio-run-join".into())
+        .spawn(move || running.join(timeout))
+        .map_err(|e| format!("starting a thread: {e}"))?;
+    let mut next_note = Duration::from_secs(2);
+    while !joiner.is_finished() {
+        std::thread::sleep(Duration::from_millis(20));
+        if start.elapsed() >= next_note {
+            let c = channel.counters();
+            eprintln!(
+                "gpuio run: {pair}: {:.0?} running, {} requests submitted, {} completed, {} failed",
+                start.elapsed(),
+                c.submitted,
+                c.completed,
+                c.failed
+            );
+            next_note += Duration::from_secs(2);
+        }
+    }
+    let joined = joiner
+        .join()
+        .map_err(|_| "the joining thread panicked".to_string())?;
+    let wall = start.elapsed();
+    let report = channel.close();
+    let params = joined.map_err(|e| format!("{e}; channel: {report}"))?;
+    let mut out_bytes = 0;
+    let stdout_path = match stdout {
+        Stdout::File(p) => Some(p),
+        Stdout::Live => None,
+    };
+    for (f, path) in spec.files.iter().zip(paths) {
+        if f.access.write {
+            out_bytes += std::fs::metadata(path).map_or(0, |m| m.len());
+        }
+    }
+    if let Some(p) = stdout_path {
+        out_bytes += std::fs::metadata(p).map_or(0, |m| m.len());
+    }
+    Ok(Outcome {
+        wall,
+        params,
+        report,
+        out_bytes,
+    })
+}
+
+fn read_source(spec: &RunSpec) -> Result<(String, String), String> {
+    let source = std::fs::read_to_string(&spec.source)
+        .map_err(|e| format!("reading {}: {e}", spec.source.display()))?;
+    let kernel = pick_kernel(&source, spec.kernel.as_deref(), &spec.source)?;
+    Ok((source, kernel))
+}
+
+fn load(factory: &ChannelFactory, spec: &RunSpec, source: &str) -> Result<Arc<dyn Module>, String> {
+    factory
+        .load(&spec.source.display().to_string(), source)
+        .map_err(|e| e.to_string())
+}
+
+/// `gpuio run FILE` on one pair: the kernel's output live on stdout, then its
+/// params and the channel's report on stderr.
+pub fn run(factory: &ChannelFactory, spec: &RunSpec) -> Result<Outcome, String> {
+    let (source, kernel) = read_source(spec)?;
+    eprintln!(
+        "gpuio run: {kernel} from {} on {} ({}), {} × {} threads",
+        spec.source.display(),
+        factory.pair(),
+        factory.probe().device,
+        spec.grid,
+        spec.block
+    );
+    let module = load(factory, spec, &source)?;
+    let paths: Vec<PathBuf> = spec.files.iter().map(|f| f.path.clone()).collect();
+    let outcome = run_once(
+        factory,
+        module.as_ref(),
+        &kernel,
+        spec,
+        &paths,
+        Stdout::Live,
+    )?;
+    eprintln!("gpuio run: finished in {:.3?}", outcome.wall);
+    eprintln!("params: {:?}", outcome.params);
+    eprintln!("channel: {}", outcome.report);
+    Ok(outcome)
+}
+
+/// One row of `gpuio run --compare`.
+#[derive(Debug)]
+pub struct CompareRow {
+    pub pair: String,
+    /// The run's outcome, or why it failed.
+    pub outcome: Result<Outcome, String>,
+    /// Whether every output file (and stdout's lines) matches the first pair's;
+    /// `None` for the first pair and for failed runs. `Err` names what differs.
+    pub same: Option<Result<(), String>>,
+}
+
+fn sorted_lines(path: &Path) -> Result<Vec<Vec<u8>>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let mut lines: Vec<Vec<u8>> = bytes.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    lines.sort();
+    Ok(lines)
+}
+
+fn same_file(a: &Path, b: &Path) -> Result<bool, String> {
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
+    Ok(read(a)? == read(b)?)
+}
+
+/// `gpuio run --compare`: the kernel on every pair in `factories`, first pair
+/// writing the real files, every other into `scratch`.
+pub fn compare(
+    factories: &[ChannelFactory],
+    spec: &RunSpec,
+    scratch: &Path,
+) -> Result<Vec<CompareRow>, String> {
+    let (source, kernel) = read_source(spec)?;
+    // Read-write files start from the same contents on every pair.
+    let originals: Vec<Option<Vec<u8>>> = spec
+        .files
+        .iter()
+        .map(|f| {
+            if f.access.read && f.access.write {
+                std::fs::read(&f.path).ok()
+            } else {
+                None
+            }
+        })
+        .collect();
+    let mut rows: Vec<CompareRow> = Vec::new();
+    let mut first: Option<(Vec<PathBuf>, PathBuf)> = None;
+    for (i, factory) in factories.iter().enumerate() {
+        let pair = factory.pair();
+        let slug = format!("{}-{}", pair.backend, pair.transport);
+        eprintln!(
+            "gpuio run --compare: [{}/{}] {kernel} on {pair} ({})",
+            i + 1,
+            factories.len(),
+            factory.probe().device
+        );
+        let stdout_path = scratch.join(format!("stdout.{slug}"));
+        let paths: Vec<PathBuf> = if first.is_none() {
+            spec.files.iter().map(|f| f.path.clone()).collect()
+        } else {
+            spec.files
+                .iter()
+                .map(|f| {
+                    if !f.access.write {
+                        return f.path.clone();
+                    }
+                    let base = f
+                        .path
+                        .file_name()
+                        .map_or_else(|| f.name.clone(), |n| n.to_string_lossy().into_owned());
+                    scratch.join(format!("{base}.{slug}"))
+                })
+                .collect()
+        };
+        let mut prepared = Ok(());
+        if first.is_some() {
+            for (path, orig) in paths.iter().zip(&originals) {
+                let Some(bytes) = orig else { continue };
+                if let Err(e) = std::fs::write(path, bytes) {
+                    prepared = Err(format!("preparing {}: {e}", path.display()));
+                }
+            }
+        }
+        let outcome = prepared.and_then(|()| {
+            let module = load(factory, spec, &source)?;
+            run_once(
+                factory,
+                module.as_ref(),
+                &kernel,
+                spec,
+                &paths,
+                Stdout::File(&stdout_path),
+            )
+        });
+        let same = match (&outcome, &first) {
+            (Ok(_), Some((first_paths, first_stdout))) => {
+                let mut differs = Vec::new();
+                for ((f, a), b) in spec.files.iter().zip(first_paths).zip(&paths) {
+                    if f.access.write && !same_file(a, b)? {
+                        differs.push(format!("{} ({})", f.name, b.display()));
+                    }
+                }
+                if sorted_lines(first_stdout)? != sorted_lines(&stdout_path)? {
+                    differs.push(format!("stdout ({})", stdout_path.display()));
+                }
+                Some(if differs.is_empty() {
+                    Ok(())
+                } else {
+                    Err(differs.join(", "))
+                })
+            }
+            _ => None,
+        };
+        if outcome.is_ok() && first.is_none() {
+            first = Some((paths, stdout_path));
+        }
+        if let Err(e) = &outcome {
+            eprintln!("gpuio run --compare: {pair}: {e}");
+        }
+        rows.push(CompareRow {
+            pair: pair.to_string(),
+            outcome,
+            same,
+        });
+    }
+    Ok(rows)
+}
+
+/// The table `--compare` prints.
+pub fn compare_table(rows: &[CompareRow]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<14} {:>12} {:>10} {:>12}  {:<8}  output vs the first pair",
+        "pair", "wall", "requests", "out bytes", "clean"
+    );
+    for r in rows {
+        match &r.outcome {
+            Ok(o) => {
+                let _ = writeln!(
+                    out,
+                    "{:<14} {:>12} {:>10} {:>12}  {:<8}  {}",
+                    r.pair,
+                    format!("{:.3?}", o.wall),
+                    o.report.counters.submitted,
+                    o.out_bytes,
+                    if o.report.is_clean() { "yes" } else { "NO" },
+                    match &r.same {
+                        None => "(reference)".to_string(),
+                        Some(Ok(())) => "byte-identical".to_string(),
+                        Some(Err(what)) => format!("DIFFERS: {what}"),
+                    }
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(out, "{:<14} FAILED: {e}", r.pair);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a comparison found every pair ran cleanly with identical output.
+pub fn compare_ok(rows: &[CompareRow]) -> bool {
+    !rows.is_empty()
+        && rows.iter().all(|r| {
+            r.outcome.as_ref().is_ok_and(|o| o.report.is_clean()) && !matches!(r.same, Some(Err(_)))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_arguments_take_a_name_a_path_and_an_access_defaulting_to_read_write() {
+        let f: FileArg = "in=data/x.bin:r".parse().unwrap();
+        assert_eq!(
+            (f.name.as_str(), f.path.as_path(), f.access),
+            ("in", Path::new("data/x.bin"), Access::READ)
+        );
+        assert_eq!("o=y:w".parse::<FileArg>().unwrap().access, Access::WRITE);
+        assert_eq!(
+            "o=y:rw".parse::<FileArg>().unwrap().access,
+            Access::READ_WRITE
+        );
+        let f: FileArg = "o=a:b".parse().unwrap();
+        assert_eq!(
+            (f.path.as_path(), f.access),
+            (Path::new("a:b"), Access::READ_WRITE)
+        );
+        for bad in ["nopath", "=x", "n=", "n=:r"] {
+            assert!(bad.parse::<FileArg>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_only_kernel_is_picked_and_several_must_be_named() {
+        let one =
+            "#include \"gpuio.h\"\nGPUIO_KERNEL(hello)(const gpuio_channel *ch, gpuio_u64 *p) {}";
+        assert_eq!(pick_kernel(one, None, Path::new("a.cu")).unwrap(), "hello");
+        let two = "GPUIO_KERNEL( a )(x) {}\nGPUIO_KERNEL(b)(y) {}\n#define GPUIO_KERNEL_X 1";
+        assert_eq!(kernels_in(two), ["a", "b"]);
+        let e = pick_kernel(two, None, Path::new("k.cu")).unwrap_err();
+        assert!(e.contains("a, b") && e.contains("--kernel"), "{e}");
+        assert_eq!(pick_kernel(two, Some("b"), Path::new("k.cu")).unwrap(), "b");
+        assert!(pick_kernel("int x;", None, Path::new("k.cu"))
+            .unwrap_err()
+            .contains("no GPUIO_KERNEL"));
+    }
+}
