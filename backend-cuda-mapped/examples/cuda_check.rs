@@ -47,7 +47,7 @@ GPUIO_KERNEL(gpuio_t_mapped)(const gpuio_channel *ch, gpuio_u64 *p) {
 GPUIO_KERNEL(gpuio_t_spin)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u64 deadline = gpuio_now_ns() + p[0];
   while (!gpuio_ld_acquire_32(&ch->closing)) {
-    if (gpuio_past(deadline)) {
+    if (gpuio_impl_past(deadline)) {
       if (gpuio_global_thread_id() == 0) p[1] = 2;
       return;
     }

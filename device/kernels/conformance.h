@@ -95,11 +95,11 @@ GPUIO_KERNEL(gpuio_k_bad_input)(const gpuio_channel *ch, gpuio_u64 *p) {
   /* Bypassing the header's checks: the host (forward, mailbox) or the ring's
    * registration and restrictions (direct) must refuse them. */
   gpuio_request r0 = {GPUIO_OP_PWRITE, ch->endpoint_count + 5, 64, 0, 0, 0};
-  out[5] = gpuio_request_raw(ch, &r0);                         /* unregistered: -EBADF */
+  out[5] = gpuio_impl_request_raw(ch, &r0);                         /* unregistered: -EBADF */
   gpuio_request r1 = {GPUIO_OP_PWRITE, ep, 64, 0, ch->staging_len + 4096, 0};
-  out[6] = gpuio_request_raw(ch, &r1);                         /* outside staging: -EFAULT */
+  out[6] = gpuio_impl_request_raw(ch, &r1);                         /* outside staging: -EFAULT */
   gpuio_request r2 = {GPUIO_OP_PWRITE, ep, (gpuio_u32)(ch->staging_len + 1), 0, 0, 0};
-  out[7] = gpuio_request_raw(ch, &r2);                         /* longer than staging: -EINVAL / -EFAULT */
+  out[7] = gpuio_impl_request_raw(ch, &r2);                         /* longer than staging: -EINVAL / -EFAULT */
   /* Direct ring only: raw SQEs the restrictions must refuse. */
   out[8] = 1;
   out[9] = 1;

@@ -16,6 +16,11 @@
  * A waiter that times out abandons its slot; the transport frees it once the
  * late completion arrives, so nothing is lost or reused early. The slot's staging
  * chunk stays the caller's until release, so results can be copied out first.
+ *
+ * Names: the calls a kernel makes are gpuio_<call> (listed in gpuio.h). Helpers
+ * that are not API carry the prefix gpuio_impl_ (here) or their transport's
+ * prefix (gpuio_direct_, gpuio_forward_, gpuio_mailbox_, gpuio_fmt_); they may
+ * change at any time, and names such as gpuio_wait stay free for the API.
  */
 #ifndef GPUIO_API_H
 #define GPUIO_API_H
@@ -42,17 +47,17 @@ typedef struct gpuio_slot {
   gpuio_u64 staging_off; /* its offset in the staging area */
 } gpuio_slot;
 
-GPUIO_FN gpuio_u64 gpuio_deadline(const gpuio_channel *ch) { return gpuio_now_ns() + ch->timeout_ns; }
-GPUIO_FN bool gpuio_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
+GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_now_ns() + ch->timeout_ns; }
+GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
 
 /* Points a slot at staging chunk `index`. */
-GPUIO_FN void gpuio_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio_u32 index) {
+GPUIO_FN void gpuio_impl_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio_u32 index) {
   s->index = index;
   s->staging_off = (gpuio_u64)index * ch->slot_size;
   s->staging = gpuio_ptr<char>(ch->staging) + s->staging_off;
 }
 
-GPUIO_FN void gpuio_copy(void *dst, const void *src, gpuio_u64 n) {
+GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
   char *d = (char *)dst;
   const char *s = (const char *)src;
   if ((((gpuio_u64)d | (gpuio_u64)s) & 7u) == 0) {
@@ -68,14 +73,14 @@ GPUIO_FN void gpuio_copy(void *dst, const void *src, gpuio_u64 n) {
 /* ------------------------------------------------------------ dispatch */
 
 /* 0 when the descriptor is one this header speaks and the channel is open. */
-GPUIO_FN int gpuio_check_channel(const gpuio_channel *ch) {
+GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
   if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
   if (gpuio_ld_acquire_32(&ch->closing)) return -GPUIO_ESHUTDOWN;
   return 0;
 }
 
-GPUIO_FN int gpuio_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
+GPUIO_FN int gpuio_impl_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, s, deadline);
   case GPUIO_TRANSPORT_FORWARD: return gpuio_forward_acquire(ch, s, deadline);
@@ -84,7 +89,7 @@ GPUIO_FN int gpuio_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 dea
   }
 }
 
-GPUIO_FN void gpuio_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
+GPUIO_FN void gpuio_impl_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: gpuio_direct_submit(ch, s, r); break;
   case GPUIO_TRANSPORT_FORWARD: gpuio_forward_submit(ch, s, r); break;
@@ -93,7 +98,7 @@ GPUIO_FN void gpuio_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_r
   }
 }
 
-GPUIO_FN int gpuio_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
+GPUIO_FN int gpuio_impl_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_wait(ch, s, deadline, result);
   case GPUIO_TRANSPORT_FORWARD: return gpuio_forward_wait(ch, s, deadline, result);
@@ -102,7 +107,7 @@ GPUIO_FN int gpuio_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadli
   }
 }
 
-GPUIO_FN void gpuio_release(const gpuio_channel *ch, gpuio_slot *s) {
+GPUIO_FN void gpuio_impl_release(const gpuio_channel *ch, gpuio_slot *s) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: gpuio_direct_release(ch, s); break;
   case GPUIO_TRANSPORT_FORWARD: gpuio_forward_release(ch, s); break;
@@ -112,7 +117,7 @@ GPUIO_FN void gpuio_release(const gpuio_channel *ch, gpuio_slot *s) {
 }
 
 /* The same rules, in the same order, as the host's validation (core/src/request.rs). */
-GPUIO_FN int gpuio_check_request(const gpuio_channel *ch, const gpuio_request *r) {
+GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_request *r) {
   bool positioned = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_PREAD;
   bool writes = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_WRITE;
   if (r->op == GPUIO_OP_NOP) return 0;
@@ -129,42 +134,42 @@ GPUIO_FN int gpuio_check_request(const gpuio_channel *ch, const gpuio_request *r
 
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
  * slot still held, or -ETIMEDOUT with the slot abandoned. */
-GPUIO_FN int gpuio_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
-  gpuio_submit(ch, s, r);
-  return gpuio_wait(ch, s, gpuio_deadline(ch), result);
+GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
+  gpuio_impl_submit(ch, s, r);
+  return gpuio_impl_wait(ch, s, gpuio_impl_deadline(ch), result);
 }
 
-/* gpuio_run, then release: the result or -errno. */
-GPUIO_FN gpuio_i64 gpuio_run_release(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
+/* gpuio_impl_run, then release: the result or -errno. */
+GPUIO_FN gpuio_i64 gpuio_impl_run_release(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   gpuio_i64 result = 0;
-  int e = gpuio_run(ch, s, r, &result);
+  int e = gpuio_impl_run(ch, s, r, &result);
   if (e) return e;
-  gpuio_release(ch, s);
+  gpuio_impl_release(ch, s);
   return result;
 }
 
 /* Sends `r` exactly as given, without the device-side checks: what a kernel that
  * bypasses this header could do. The host (forward, mailbox) or the kernel's ring
  * restrictions (direct) must still refuse anything out of bounds. */
-GPUIO_FN gpuio_i64 gpuio_request_raw(const gpuio_channel *ch, const gpuio_request *r) {
-  int e = gpuio_check_channel(ch);
+GPUIO_FN gpuio_i64 gpuio_impl_request_raw(const gpuio_channel *ch, const gpuio_request *r) {
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
   gpuio_slot s;
-  e = gpuio_acquire(ch, &s, gpuio_deadline(ch));
+  e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
-  return gpuio_run_release(ch, &s, r);
+  return gpuio_impl_run_release(ch, &s, r);
 }
 
 /* A checked request on bytes already in the staging area. */
-GPUIO_FN gpuio_i64 gpuio_request_staged(const gpuio_channel *ch, gpuio_request r) {
-  int e = gpuio_check_channel(ch);
+GPUIO_FN gpuio_i64 gpuio_impl_request_staged(const gpuio_channel *ch, gpuio_request r) {
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
-  e = gpuio_check_request(ch, &r);
+  e = gpuio_impl_check_request(ch, &r);
   if (e) return e;
   gpuio_slot s;
-  e = gpuio_acquire(ch, &s, gpuio_deadline(ch));
+  e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
-  return gpuio_run_release(ch, &s, &r);
+  return gpuio_impl_run_release(ch, &s, &r);
 }
 
 /* -------------------------------------------------------- public calls */
@@ -172,7 +177,7 @@ GPUIO_FN gpuio_i64 gpuio_request_staged(const gpuio_channel *ch, gpuio_request r
 /* Does nothing through the whole path; 0 on success. */
 GPUIO_FN gpuio_i64 gpuio_nop(const gpuio_channel *ch) {
   gpuio_request r = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
-  return gpuio_request_staged(ch, r);
+  return gpuio_impl_request_staged(ch, r);
 }
 
 /* The staging bytes the kernel manages itself: returns their device pointer and
@@ -189,7 +194,7 @@ GPUIO_FN gpuio_i64 gpuio_pwrite_staged(const gpuio_channel *ch, gpuio_u32 ep, gp
                                        gpuio_i64 offset) {
   if (len > 0xffffffffull) return -GPUIO_EINVAL;
   gpuio_request r = {GPUIO_OP_PWRITE, ep, (gpuio_u32)len, 0, staging_off, offset};
-  return gpuio_request_staged(ch, r);
+  return gpuio_impl_request_staged(ch, r);
 }
 
 /* pread(2) into staging_off, no copy. */
@@ -197,19 +202,19 @@ GPUIO_FN gpuio_i64 gpuio_pread_staged(const gpuio_channel *ch, gpuio_u32 ep, gpu
                                       gpuio_i64 offset) {
   if (len > 0xffffffffull) return -GPUIO_EINVAL;
   gpuio_request r = {GPUIO_OP_PREAD, ep, (gpuio_u32)len, 0, staging_off, offset};
-  return gpuio_request_staged(ch, r);
+  return gpuio_impl_request_staged(ch, r);
 }
 
 /* Moves `len` bytes between `buf` and endpoint `ep` through this call's staging
  * chunk, one request per slot_size bytes. Returns the bytes moved (short if the
  * OS moved fewer) or the first -errno if nothing moved. */
-GPUIO_FN gpuio_i64 gpuio_transfer(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
+GPUIO_FN gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
                                   gpuio_i64 offset) {
-  int e = gpuio_check_channel(ch);
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
   gpuio_request probe = {op, ep, 1, 0, 0, offset};
   if (len == 0) return -GPUIO_EINVAL;
-  e = gpuio_check_request(ch, &probe);
+  e = gpuio_impl_check_request(ch, &probe);
   if (e) return e;
   bool to_endpoint = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;
   bool positioned = op == GPUIO_OP_PWRITE || op == GPUIO_OP_PREAD;
@@ -217,15 +222,15 @@ GPUIO_FN gpuio_i64 gpuio_transfer(const gpuio_channel *ch, gpuio_u32 op, gpuio_u
   while (done < len) {
     gpuio_slot s;
     gpuio_u64 n = len - done < ch->slot_size ? len - done : ch->slot_size;
-    e = gpuio_acquire(ch, &s, gpuio_deadline(ch));
+    e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
     if (e) return done ? (gpuio_i64)done : e;
-    if (to_endpoint) gpuio_copy(s.staging, buf + done, n);
+    if (to_endpoint) gpuio_impl_copy(s.staging, buf + done, n);
     gpuio_request r = {op, ep, (gpuio_u32)n, 0, s.staging_off, positioned ? offset + (gpuio_i64)done : -1};
     gpuio_i64 res = 0;
-    e = gpuio_run(ch, &s, &r, &res);
+    e = gpuio_impl_run(ch, &s, &r, &res);
     if (e) return done ? (gpuio_i64)done : e;
-    if (!to_endpoint && res > 0) gpuio_copy(buf + done, s.staging, (gpuio_u64)res);
-    gpuio_release(ch, &s);
+    if (!to_endpoint && res > 0) gpuio_impl_copy(buf + done, s.staging, (gpuio_u64)res);
+    gpuio_impl_release(ch, &s);
     if (res < 0) return done ? (gpuio_i64)done : res;
     done += (gpuio_u64)res;
     if ((gpuio_u64)res < n) break;
@@ -235,19 +240,19 @@ GPUIO_FN gpuio_i64 gpuio_transfer(const gpuio_channel *ch, gpuio_u32 op, gpuio_u
 
 GPUIO_FN gpuio_i64 gpuio_pwrite(const gpuio_channel *ch, gpuio_u32 ep, const void *buf, gpuio_u64 len,
                                 gpuio_i64 offset) {
-  return gpuio_transfer(ch, GPUIO_OP_PWRITE, ep, (char *)buf, len, offset);
+  return gpuio_impl_transfer(ch, GPUIO_OP_PWRITE, ep, (char *)buf, len, offset);
 }
 GPUIO_FN gpuio_i64 gpuio_pread(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len, gpuio_i64 offset) {
-  return gpuio_transfer(ch, GPUIO_OP_PREAD, ep, (char *)buf, len, offset);
+  return gpuio_impl_transfer(ch, GPUIO_OP_PREAD, ep, (char *)buf, len, offset);
 }
 /* write(2) on a stream endpoint (stdout, a pipe, a socket, an O_APPEND file). */
 GPUIO_FN gpuio_i64 gpuio_write(const gpuio_channel *ch, gpuio_u32 ep, const void *buf, gpuio_u64 len) {
-  return gpuio_transfer(ch, GPUIO_OP_WRITE, ep, (char *)buf, len, -1);
+  return gpuio_impl_transfer(ch, GPUIO_OP_WRITE, ep, (char *)buf, len, -1);
 }
 /* read(2) on a stream endpoint: at most slot_size bytes per call. */
 GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len) {
   if (len > ch->slot_size) len = ch->slot_size;
-  return gpuio_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
+  return gpuio_impl_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
 }
 
 /* Formats on the device into this call's staging chunk (at most slot_size - 1
@@ -255,24 +260,24 @@ GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, 
  * lines from many threads never interleave. Returns the bytes written or -errno. */
 template <typename... A>
 GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
-  int e = gpuio_check_channel(ch);
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
   gpuio_request probe = {GPUIO_OP_WRITE, ep, 1, 0, 0, -1};
-  e = gpuio_check_request(ch, &probe);
+  e = gpuio_impl_check_request(ch, &probe);
   if (e) return e;
   gpuio_slot s;
-  e = gpuio_acquire(ch, &s, gpuio_deadline(ch));
+  e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
   int n = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
   if (n < 0) n = 0;
   if ((gpuio_u64)n >= ch->slot_size) n = (int)ch->slot_size - 1;
   if (n == 0) {
     gpuio_request nop = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
-    gpuio_i64 res = gpuio_run_release(ch, &s, &nop);
+    gpuio_i64 res = gpuio_impl_run_release(ch, &s, &nop);
     return res < 0 ? res : 0;
   }
   gpuio_request r = {GPUIO_OP_WRITE, ep, (gpuio_u32)n, 0, s.staging_off, -1};
-  return gpuio_run_release(ch, &s, &r);
+  return gpuio_impl_run_release(ch, &s, &r);
 }
 
 /* printf to the channel's stdout endpoint (-EBADF when the host registered none). */

@@ -205,7 +205,7 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
     const gpuio_u64 q = gpuio_ld_acquire_64(&sl->seq);
     const gpuio_u64 base = q & GPUIO_DIRECT_SEQ_POS, gave_up = q >> GPUIO_DIRECT_SEQ_SHIFT;
     if (base == pos) break;
-    if (gpuio_past(deadline)) {
+    if (gpuio_impl_past(deadline)) {
       /* Give up only as the next in line (base + (gave_up + 1) * slots): a position
        * further back waits until the ones before it got the slot or gave up too,
        * which their own (earlier) deadlines bound. */
@@ -214,7 +214,7 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
         gpuio_fetch_add_64(&gpuio_direct_stats(ch)->timed_out, 1u);
         return -GPUIO_ETIMEDOUT;
       }
-      if (gpuio_past(deadline + ch->timeout_ns)) {
+      if (gpuio_impl_past(deadline + ch->timeout_ns)) {
         /* Only a thread stalled for a whole timeout between taking its deadline and
          * its position gets here; its position is lost and the ring stalls behind
          * it (the host's close() reports reserved positions never published). */
@@ -232,7 +232,7 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
     return -GPUIO_ESHUTDOWN;
   }
   s->pos = pos;
-  gpuio_slot_bind(ch, s, (gpuio_u32)(pos & (slots - 1u)));
+  gpuio_impl_slot_bind(ch, s, (gpuio_u32)(pos & (slots - 1u)));
   return 0;
 }
 
@@ -271,7 +271,7 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
     }
     gpuio_direct_reap(ch);
     if (gpuio_ld_acquire_32(&sl->state) == GPUIO_SLOT_DONE) continue;
-    if (gpuio_past(deadline)) {
+    if (gpuio_impl_past(deadline)) {
       /* CAS against the reaper's IN_FLIGHT -> DONE: exactly one of the two wins. */
       if (gpuio_cas_32(&sl->state, GPUIO_SLOT_IN_FLIGHT, GPUIO_SLOT_ABANDONED) == GPUIO_SLOT_DONE) {
         gpuio_fence_sc();
@@ -296,11 +296,11 @@ GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe
   if (ch->transport != GPUIO_TRANSPORT_DIRECT) return -GPUIO_EPROTO;
   if (gpuio_ld_acquire_32(&ch->closing)) return -GPUIO_ESHUTDOWN;
   gpuio_slot s;
-  int e = gpuio_direct_acquire(ch, &s, gpuio_deadline(ch));
+  int e = gpuio_direct_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
   gpuio_direct_submit_sqe(ch, &s, sqe);
   gpuio_i64 res = 0;
-  e = gpuio_direct_wait(ch, &s, gpuio_deadline(ch), &res);
+  e = gpuio_direct_wait(ch, &s, gpuio_impl_deadline(ch), &res);
   if (e) return e;
   gpuio_direct_release(ch, &s);
   return res;

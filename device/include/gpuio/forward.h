@@ -63,22 +63,22 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
         /* Position pos and its entry are ours alone now. */
         gpuio_st_relaxed_32(gpuio_forward_slot_state(ch, index), GPUIO_SLOT_IN_FLIGHT);
         s->pos = pos;
-        gpuio_slot_bind(ch, s, index);
+        gpuio_impl_slot_bind(ch, s, index);
         return 0;
       }
       /* Another producer took pos: someone made progress, try the next one at once. */
-      if (gpuio_past(deadline)) return -GPUIO_ETIMEDOUT;
+      if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
       continue;
     }
     if (stamp >> GPUIO_STAMP_SHIFT >= pos) {
       /* Someone already took pos: our view of reserve was stale. */
-      if (gpuio_past(deadline)) return -GPUIO_ETIMEDOUT;
+      if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
       continue;
     }
     /* The entry still serves position pos - slots: wait for it. A channel that
      * starts closing gets no new requests, so give up then. */
     if (waited && gpuio_ld_acquire_32(&ch->closing)) return -GPUIO_ESHUTDOWN;
-    if (gpuio_past(deadline)) return -GPUIO_ETIMEDOUT;
+    if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
     waited = true;
     gpuio_pause();
   }
@@ -102,7 +102,7 @@ GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
       *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
       return 0;
     }
-    if (gpuio_past(deadline)) {
+    if (gpuio_impl_past(deadline)) {
       /* After this store we touch neither the entry nor the staging chunk again. */
       gpuio_xchg_32(gpuio_forward_slot_state(ch, s->index), GPUIO_SLOT_ABANDONED);
       return -GPUIO_ETIMEDOUT;

@@ -133,7 +133,7 @@ GPUIO_FN int gpuio_mailbox_lock(const gpuio_channel *ch, gpuio_u32 *lock, gpuio_
     gpuio_u32 k = gpuio_mb_next(w);
     bool free_now = gpuio_mb_serving(w) == k && !(w & 1u);
     if (gpuio_cas_32(lock, w, gpuio_mb_word(k + 1u, gpuio_mb_serving(w), free_now ? 1u : (w & 1u))) != w) {
-      if (gpuio_past(deadline)) return -GPUIO_ETIMEDOUT;
+      if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
       gpuio_pause();
       continue;
     }
@@ -164,7 +164,7 @@ GPUIO_FN int gpuio_mailbox_lock(const gpuio_channel *ch, gpuio_u32 *lock, gpuio_
         }
       }
       int e = 0;
-      if (gpuio_past(deadline)) e = -GPUIO_ETIMEDOUT;
+      if (gpuio_impl_past(deadline)) e = -GPUIO_ETIMEDOUT;
       /* A PCIe read, so only now and then: stop queueing once the channel closes. */
       else if ((spins & 31u) == 31u && gpuio_ld_acquire_32(&ch->closing)) e = -GPUIO_ESHUTDOWN;
       if (e) {
@@ -194,7 +194,7 @@ GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
 
   /* A previous owner may have abandoned a request the host has not answered yet. */
   while (gpuio_ld_acquire_32(&port->host_out) != gpuio_ld_relaxed_32(&port->device_out)) {
-    if (gpuio_past(deadline)) {
+    if (gpuio_impl_past(deadline)) {
       gpuio_mailbox_unlock(lock);
       return -GPUIO_ETIMEDOUT;
     }
@@ -204,7 +204,7 @@ GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
     gpuio_mailbox_unlock(lock);
     return -GPUIO_ESHUTDOWN;
   }
-  gpuio_slot_bind(ch, s, i);
+  gpuio_impl_slot_bind(ch, s, i);
   s->pos = 0;
   return 0;
 }
@@ -227,7 +227,7 @@ GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
   gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
   gpuio_u32 sent = (gpuio_u32)s->pos;
   while (gpuio_ld_acquire_32(&port->host_out) != sent) {
-    if (gpuio_past(deadline)) {
+    if (gpuio_impl_past(deadline)) {
       gpuio_mailbox_unlock(gpuio_mailbox_lock_at(ch, s->index));
       return -GPUIO_ETIMEDOUT;
     }
