@@ -4,7 +4,12 @@
 //! learns its global id through the header's host target (`gpuio_cpu_self`), so
 //! warps are ids `32·w .. 32·w + 31`, as on a GPU. Kernel parameters are an array
 //! of `u64` in shared memory both sides read and write.
+//!
+//! A [`CpuKernel`] knows the image it lives in, each with its own copy of the
+//! runtime (`cpu/runtime_body.h`: `gpuio_cpu_self` and the runner that sets it
+//! before calling the kernel), so one launch path serves every image.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -19,7 +24,18 @@ use crate::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
 /// gpuio_channel *ch, gpuio_u64 *params)`.
 pub type KernelFn = unsafe extern "C" fn(*const abi::Channel, *mut u64);
 
+/// An image's runner, `GPUIO_CPU_RUNNER` in `cpu/runtime_body.h`: runs `kernel` as
+/// emulated thread `global_id` of `count` on the calling OS thread.
+type RunnerFn = unsafe extern "C" fn(
+    kernel: KernelFn,
+    ch: *const abi::Channel,
+    params: *mut u64,
+    global_id: u64,
+    count: u64,
+);
+
 extern "C" {
+    /// The runner of the image linked into the executable (`cpu/runtime.cpp`).
     fn gpuio_cpu_run_thread(
         kernel: KernelFn,
         ch: *const abi::Channel,
@@ -29,11 +45,45 @@ extern "C" {
     );
 }
 
-/// A kernel the CPU device can run.
-#[derive(Clone, Copy, Debug)]
+/// A kernel the CPU device can run: its entry point and the image it lives in.
+/// Made by [`crate::kernels::cpu`].
+#[derive(Clone, Debug)]
 pub struct CpuKernel {
-    pub name: &'static str,
-    pub entry: KernelFn,
+    name: Cow<'static, str>,
+    entry: KernelFn,
+    image: Image,
+}
+
+/// Where a kernel's code lives. Each image has its own `gpuio_cpu_self`, which only
+/// its own runner sets, so a kernel must be run through the runner of its image.
+#[derive(Clone, Debug)]
+enum Image {
+    /// Compiled at build time and linked into the executable.
+    Linked,
+}
+
+impl CpuKernel {
+    /// A kernel of the executable's own image. `entry` must be a kernel compiled
+    /// into this crate's static library (it reads that image's `gpuio_cpu_self`).
+    pub(crate) const fn linked(name: &'static str, entry: KernelFn) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            entry,
+            image: Image::Linked,
+        }
+    }
+
+    /// The entry-point symbol, e.g. `gpuio_k_nop`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The runner of the kernel's image.
+    fn runner(&self) -> RunnerFn {
+        match &self.image {
+            Image::Linked => gpuio_cpu_run_thread,
+        }
+    }
 }
 
 /// Why a CPU launch failed.
@@ -41,16 +91,16 @@ pub struct CpuKernel {
 pub enum LaunchError {
     #[error("kernel {kernel}: {finished} of {threads} threads finished within {waited:?}")]
     Timeout {
-        kernel: &'static str,
+        kernel: String,
         threads: usize,
         finished: usize,
         waited: Duration,
     },
     #[error("kernel {kernel}: a thread panicked")]
-    Panicked { kernel: &'static str },
+    Panicked { kernel: String },
     #[error("kernel {kernel}: cannot start thread {index}: {source}")]
     Spawn {
-        kernel: &'static str,
+        kernel: String,
         index: usize,
         #[source]
         source: std::io::Error,
@@ -69,9 +119,10 @@ struct Params {
     len: usize,
 }
 
-/// A running CPU kernel. Holds the channel's memory alive until every thread ends.
+/// A running CPU kernel. Its threads hold the channel's memory, and the image the
+/// kernel lives in, alive until each ends.
 pub struct CpuLaunch {
-    kernel: &'static str,
+    kernel: String,
     threads: Vec<JoinHandle<()>>,
     params: Arc<Params>,
 }
@@ -95,35 +146,31 @@ impl CpuDevice {
         });
         let count = u64::from(grid) * u64::from(block);
         let desc = channel.device_ptr();
+        let (entry, runner) = (kernel.entry, kernel.runner());
         let mut threads = Vec::with_capacity(count as usize);
         for id in 0..count {
             let keep: KeepAlive = channel.keepalive();
+            let image = kernel.image.clone();
             let p = params.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("gpuio-cpu-{}-{id}", kernel.name))
                 .stack_size(256 << 10)
                 .spawn(move || {
-                    let _keep = keep;
+                    let (_keep, _image) = (keep, image);
                     let params_ptr = p.mem.region().host_ptr.as_ptr().cast::<u64>();
                     // SAFETY: `desc` is the descriptor of a channel whose memory `_keep`
                     // holds alive; `params_ptr` points at `p.len` u64s that `p` holds
-                    // alive; the kernel was compiled against the same ABI (abi_layout
-                    // test) and touches shared memory only through the header's atomics.
-                    unsafe {
-                        gpuio_cpu_run_thread(
-                            kernel.entry,
-                            desc as *const abi::Channel,
-                            params_ptr,
-                            id,
-                            count,
-                        )
-                    };
+                    // alive; `entry` and `runner` are of the same image (a CpuKernel
+                    // pairs them), which `_image` holds loaded; the kernel was compiled
+                    // against the same ABI (abi_layout test) and touches shared memory
+                    // only through the header's atomics.
+                    unsafe { runner(entry, desc as *const abi::Channel, params_ptr, id, count) };
                 });
             match spawned {
                 Ok(h) => threads.push(h),
                 Err(source) => {
                     return Err(LaunchError::Spawn {
-                        kernel: kernel.name,
+                        kernel: kernel.name.into_owned(),
                         index: id as usize,
                         source,
                     })
@@ -131,7 +178,7 @@ impl CpuDevice {
             }
         }
         Ok(CpuLaunch {
-            kernel: kernel.name,
+            kernel: kernel.name.into_owned(),
             threads,
             params,
         })
@@ -191,16 +238,18 @@ impl From<LaunchError> for DeviceError {
                 finished,
                 waited,
             } => DeviceError::Timeout {
-                kernel: kernel.to_string(),
+                kernel,
                 threads,
                 finished,
                 waited,
             },
             LaunchError::Memory(m) => DeviceError::Memory(m),
-            other => DeviceError::Kernel {
-                kernel: String::new(),
-                message: other.to_string(),
-            },
+            LaunchError::Panicked { ref kernel } | LaunchError::Spawn { ref kernel, .. } => {
+                DeviceError::Kernel {
+                    kernel: kernel.clone(),
+                    message: e.to_string(),
+                }
+            }
         }
     }
 }
