@@ -5,12 +5,22 @@
 //! warps are ids `32·w .. 32·w + 31`, as on a GPU. Kernel parameters are an array
 //! of `u64` in shared memory both sides read and write.
 //!
-//! A [`CpuKernel`] knows the image it lives in, each with its own copy of the
-//! runtime (`cpu/runtime_body.h`: `gpuio_cpu_self` and the runner that sets it
-//! before calling the kernel), so one launch path serves every image.
+//! Kernels live in one of two images, each with its own copy of the runtime
+//! (`cpu/runtime_body.h`: `gpuio_cpu_self` and the runner that sets it before
+//! calling the kernel): the conformance kernels are compiled at build time and
+//! linked into the executable; a user's kernel file is compiled at run time
+//! ([`Compiler`], `compile.rs`) into a shared object and loaded ([`CpuModule`],
+//! `module.rs`). A [`CpuKernel`] knows its image, so one launch path serves both
+//! and a launch holds a loaded image open until its last thread ends.
+
+mod compile;
+mod module;
+
+pub use compile::{cache_dir, Compiled, Compiler, Cxx, FLAGS};
+pub use module::CpuModule;
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -46,7 +56,7 @@ extern "C" {
 }
 
 /// A kernel the CPU device can run: its entry point and the image it lives in.
-/// Made by [`crate::kernels::cpu`].
+/// Made by [`crate::kernels::cpu`] (built in) or [`CpuModule::kernel`] (loaded).
 #[derive(Clone, Debug)]
 pub struct CpuKernel {
     name: Cow<'static, str>,
@@ -60,6 +70,8 @@ pub struct CpuKernel {
 enum Image {
     /// Compiled at build time and linked into the executable.
     Linked,
+    /// A shared object loaded at run time; every launched thread holds it open.
+    Loaded(Arc<module::Loaded>),
 }
 
 impl CpuKernel {
@@ -82,6 +94,7 @@ impl CpuKernel {
     fn runner(&self) -> RunnerFn {
         match &self.image {
             Image::Linked => gpuio_cpu_run_thread,
+            Image::Loaded(image) => image.runner(),
         }
     }
 }
@@ -229,6 +242,17 @@ pub(crate) fn runtime_linked() {
     std::hint::black_box(gpuio_cpu_run_thread as *const ());
 }
 
+/// The compiler `CpuDevice::load` uses, found on first success (a failure is not
+/// kept: installing a compiler or fixing `CXX` helps without a restart).
+fn default_compiler() -> Result<&'static Compiler, DeviceError> {
+    static COMPILER: OnceLock<Compiler> = OnceLock::new();
+    if let Some(c) = COMPILER.get() {
+        return Ok(c);
+    }
+    let found = Compiler::new()?;
+    Ok(COMPILER.get_or_init(|| found))
+}
+
 impl From<LaunchError> for DeviceError {
     fn from(e: LaunchError) -> Self {
         match e {
@@ -288,11 +312,11 @@ impl Device for CpuDevice {
         mem.write_bytes(0, bytes)?;
         Ok(Box::new(HostBuffer(mem, len.max(bytes.len()))))
     }
-    fn load(&self, name: &str, _source: &str) -> Result<Arc<dyn Module>, DeviceError> {
-        Err(DeviceError::Kernel {
-            kernel: name.to_string(),
-            message: "the CPU device cannot load kernel sources at run time yet".into(),
-        })
+    /// Compiles `source` with the host C++ compiler (`CXX`, else `c++`, `g++` or
+    /// `clang++` on `PATH`; found once per process) into the cache ([`cache_dir`]),
+    /// and loads it. See [`Compiler::load`].
+    fn load(&self, name: &str, source: &str) -> Result<Arc<dyn Module>, DeviceError> {
+        Ok(default_compiler()?.load(name, source)?)
     }
     fn launch(
         &self,
