@@ -1,7 +1,7 @@
 //! Builds the CPU device: every `cpu/*.cpp` (the CPU runtime, the kernels compiled as
 //! host C++, test shims) against `include/gpuio.h`, into one static library.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let cpu = Path::new("cpu");
@@ -31,4 +31,6 @@ fn main() {
     println!("cargo:rerun-if-changed=include");
     println!("cargo:rerun-if-changed=kernels");
     println!("cargo:rustc-link-lib=stdc++");
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    println!("cargo:include={}", manifest.join("include").display());
 }

@@ -4,8 +4,23 @@
 //! learns its global id through the header's host target (`gpuio_cpu_self`), so
 //! warps are ids `32·w .. 32·w + 31`, as on a GPU. Kernel parameters are an array
 //! of `u64` in shared memory both sides read and write.
+//!
+//! Kernels live in one of two images, each with its own copy of the runtime
+//! (`cpu/runtime_body.h`: `gpuio_cpu_self` and the runner that sets it before
+//! calling the kernel): the conformance kernels are compiled at build time and
+//! linked into the executable; a user's kernel file is compiled at run time
+//! ([`Compiler`], `compile.rs`) into a shared object and loaded ([`CpuModule`],
+//! `module.rs`). A [`CpuKernel`] knows its image, so one launch path serves both
+//! and a launch holds a loaded image open until its last thread ends.
 
-use std::sync::Arc;
+mod compile;
+mod module;
+
+pub use compile::{cache_dir, Compiled, Compiler, Cxx, FLAGS};
+pub use module::CpuModule;
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -19,7 +34,18 @@ use crate::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
 /// gpuio_channel *ch, gpuio_u64 *params)`.
 pub type KernelFn = unsafe extern "C" fn(*const abi::Channel, *mut u64);
 
+/// An image's runner, `GPUIO_CPU_RUNNER` in `cpu/runtime_body.h`: runs `kernel` as
+/// emulated thread `global_id` of `count` on the calling OS thread.
+type RunnerFn = unsafe extern "C" fn(
+    kernel: KernelFn,
+    ch: *const abi::Channel,
+    params: *mut u64,
+    global_id: u64,
+    count: u64,
+);
+
 extern "C" {
+    /// The runner of the image linked into the executable (`cpu/runtime.cpp`).
     fn gpuio_cpu_run_thread(
         kernel: KernelFn,
         ch: *const abi::Channel,
@@ -29,11 +55,48 @@ extern "C" {
     );
 }
 
-/// A kernel the CPU device can run.
-#[derive(Clone, Copy, Debug)]
+/// A kernel the CPU device can run: its entry point and the image it lives in.
+/// Made by [`crate::kernels::cpu`] (built in) or [`CpuModule::kernel`] (loaded).
+#[derive(Clone, Debug)]
 pub struct CpuKernel {
-    pub name: &'static str,
-    pub entry: KernelFn,
+    name: Cow<'static, str>,
+    entry: KernelFn,
+    image: Image,
+}
+
+/// Where a kernel's code lives. Each image has its own `gpuio_cpu_self`, which only
+/// its own runner sets, so a kernel must be run through the runner of its image.
+#[derive(Clone, Debug)]
+enum Image {
+    /// Compiled at build time and linked into the executable.
+    Linked,
+    /// A shared object loaded at run time; every launched thread holds it open.
+    Loaded(Arc<module::Loaded>),
+}
+
+impl CpuKernel {
+    /// A kernel of the executable's own image. `entry` must be a kernel compiled
+    /// into this crate's static library (it reads that image's `gpuio_cpu_self`).
+    pub(crate) const fn linked(name: &'static str, entry: KernelFn) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            entry,
+            image: Image::Linked,
+        }
+    }
+
+    /// The entry-point symbol, e.g. `gpuio_k_nop`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The runner of the kernel's image.
+    fn runner(&self) -> RunnerFn {
+        match &self.image {
+            Image::Linked => gpuio_cpu_run_thread,
+            Image::Loaded(image) => image.runner(),
+        }
+    }
 }
 
 /// Why a CPU launch failed.
@@ -41,16 +104,16 @@ pub struct CpuKernel {
 pub enum LaunchError {
     #[error("kernel {kernel}: {finished} of {threads} threads finished within {waited:?}")]
     Timeout {
-        kernel: &'static str,
+        kernel: String,
         threads: usize,
         finished: usize,
         waited: Duration,
     },
     #[error("kernel {kernel}: a thread panicked")]
-    Panicked { kernel: &'static str },
+    Panicked { kernel: String },
     #[error("kernel {kernel}: cannot start thread {index}: {source}")]
     Spawn {
-        kernel: &'static str,
+        kernel: String,
         index: usize,
         #[source]
         source: std::io::Error,
@@ -69,9 +132,10 @@ struct Params {
     len: usize,
 }
 
-/// A running CPU kernel. Holds the channel's memory alive until every thread ends.
+/// A running CPU kernel. Its threads hold the channel's memory, and the image the
+/// kernel lives in, alive until each ends.
 pub struct CpuLaunch {
-    kernel: &'static str,
+    kernel: String,
     threads: Vec<JoinHandle<()>>,
     params: Arc<Params>,
 }
@@ -95,35 +159,31 @@ impl CpuDevice {
         });
         let count = u64::from(grid) * u64::from(block);
         let desc = channel.device_ptr();
+        let (entry, runner) = (kernel.entry, kernel.runner());
         let mut threads = Vec::with_capacity(count as usize);
         for id in 0..count {
             let keep: KeepAlive = channel.keepalive();
+            let image = kernel.image.clone();
             let p = params.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("gpuio-cpu-{}-{id}", kernel.name))
                 .stack_size(256 << 10)
                 .spawn(move || {
-                    let _keep = keep;
+                    let (_keep, _image) = (keep, image);
                     let params_ptr = p.mem.region().host_ptr.as_ptr().cast::<u64>();
                     // SAFETY: `desc` is the descriptor of a channel whose memory `_keep`
                     // holds alive; `params_ptr` points at `p.len` u64s that `p` holds
-                    // alive; the kernel was compiled against the same ABI (abi_layout
-                    // test) and touches shared memory only through the header's atomics.
-                    unsafe {
-                        gpuio_cpu_run_thread(
-                            kernel.entry,
-                            desc as *const abi::Channel,
-                            params_ptr,
-                            id,
-                            count,
-                        )
-                    };
+                    // alive; `entry` and `runner` are of the same image (a CpuKernel
+                    // pairs them), which `_image` holds loaded; the kernel was compiled
+                    // against the same ABI (abi_layout test) and touches shared memory
+                    // only through the header's atomics.
+                    unsafe { runner(entry, desc as *const abi::Channel, params_ptr, id, count) };
                 });
             match spawned {
                 Ok(h) => threads.push(h),
                 Err(source) => {
                     return Err(LaunchError::Spawn {
-                        kernel: kernel.name,
+                        kernel: kernel.name.into_owned(),
                         index: id as usize,
                         source,
                     })
@@ -131,7 +191,7 @@ impl CpuDevice {
             }
         }
         Ok(CpuLaunch {
-            kernel: kernel.name,
+            kernel: kernel.name.into_owned(),
             threads,
             params,
         })
@@ -182,6 +242,17 @@ pub(crate) fn runtime_linked() {
     std::hint::black_box(gpuio_cpu_run_thread as *const ());
 }
 
+/// The compiler `CpuDevice::load` uses, found on first success (a failure is not
+/// kept: installing a compiler or fixing `CXX` helps without a restart).
+fn default_compiler() -> Result<&'static Compiler, DeviceError> {
+    static COMPILER: OnceLock<Compiler> = OnceLock::new();
+    if let Some(c) = COMPILER.get() {
+        return Ok(c);
+    }
+    let found = Compiler::new()?;
+    Ok(COMPILER.get_or_init(|| found))
+}
+
 impl From<LaunchError> for DeviceError {
     fn from(e: LaunchError) -> Self {
         match e {
@@ -191,16 +262,18 @@ impl From<LaunchError> for DeviceError {
                 finished,
                 waited,
             } => DeviceError::Timeout {
-                kernel: kernel.to_string(),
+                kernel,
                 threads,
                 finished,
                 waited,
             },
             LaunchError::Memory(m) => DeviceError::Memory(m),
-            other => DeviceError::Kernel {
-                kernel: String::new(),
-                message: other.to_string(),
-            },
+            LaunchError::Panicked { ref kernel } | LaunchError::Spawn { ref kernel, .. } => {
+                DeviceError::Kernel {
+                    kernel: kernel.clone(),
+                    message: e.to_string(),
+                }
+            }
         }
     }
 }
@@ -239,11 +312,11 @@ impl Device for CpuDevice {
         mem.write_bytes(0, bytes)?;
         Ok(Box::new(HostBuffer(mem, len.max(bytes.len()))))
     }
-    fn load(&self, name: &str, _source: &str) -> Result<Arc<dyn Module>, DeviceError> {
-        Err(DeviceError::Kernel {
-            kernel: name.to_string(),
-            message: "the CPU device cannot load kernel sources at run time yet".into(),
-        })
+    /// Compiles `source` with the host C++ compiler (`CXX`, else `c++`, `g++` or
+    /// `clang++` on `PATH`; found once per process) into the cache ([`cache_dir`]),
+    /// and loads it. See [`Compiler::load`].
+    fn load(&self, name: &str, source: &str) -> Result<Arc<dyn Module>, DeviceError> {
+        Ok(default_compiler()?.load(name, source)?)
     }
     fn launch(
         &self,

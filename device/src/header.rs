@@ -1,4 +1,10 @@
 //! The device header, embedded, so run-time compilers can be handed it by name.
+//!
+//! A binary carries these texts with it (it may be copied alone to another machine),
+//! so run-time compilers take them from here, never from the source tree;
+//! [`include_dir`] is for code that runs beside the source tree.
+
+use std::path::Path;
 
 /// `(include name, source)` for `gpuio.h` and every part it includes.
 pub const HEADERS: &[(&str, &str)] = &[
@@ -17,6 +23,14 @@ pub const HEADERS: &[(&str, &str)] = &[
         include_str!("../include/gpuio/mailbox.h"),
     ),
 ];
+
+/// `device/include` in this crate's source tree, where `gpuio.h` lies: for build
+/// scripts and tests in this workspace, with the source tree at hand. (A build script
+/// of a crate depending on `gpuio-device` gets it as `DEP_GPUIO_CPU_KERNELS_INCLUDE`.)
+/// An installed binary must not rely on it: run-time compilers use [`HEADERS`].
+pub fn include_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
+}
 
 /// The conformance and benchmark kernels' source (includes `gpuio.h`), shared by
 /// the CPU device (compiled at build time) and run-time GPU compilers.

@@ -55,7 +55,7 @@ macro_rules! kernels {
     ($($name:ident),* $(,)?) => {
         extern "C" { $(fn $name(ch: *const gpuio_core::abi::Channel, params: *mut u64);)* }
         /// Every conformance kernel by name.
-        pub const ALL: &[CpuKernel] = &[$(CpuKernel { name: stringify!($name), entry: $name as KernelFn }),*];
+        pub const ALL: &[CpuKernel] = &[$(CpuKernel::linked(stringify!($name), $name as KernelFn)),*];
     };
 }
 
@@ -81,7 +81,7 @@ pub fn entry_name(name: &str) -> String {
 /// The CPU entry point of a conformance kernel.
 pub fn cpu(name: &str) -> Option<CpuKernel> {
     let entry = entry_name(name);
-    ALL.iter().copied().find(|k| k.name == entry)
+    ALL.iter().find(|k| k.name() == entry).cloned()
 }
 
 #[cfg(test)]

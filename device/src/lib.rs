@@ -3,7 +3,9 @@
 //! * [`header`] — `include/gpuio.h` and its parts, embedded, for run-time compilers
 //!   (NVRTC, hiprtc) that take headers by name;
 //! * [`cpu`] — the CPU device: kernels written against `gpuio.h`, compiled as host
-//!   C++ at build time, run on OS threads with a grid × block emulation.
+//!   C++ (the conformance kernels at build time, users' kernel files at run time by
+//!   the system C++ compiler, cached), run on OS threads with a grid × block
+//!   emulation.
 
 pub mod cpu;
 pub mod header;

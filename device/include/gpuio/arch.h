@@ -139,7 +139,9 @@ GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO
 #include <time.h>
 #define GPUIO_FN static inline
 #define GPUIO_NOINLINE static __attribute__((noinline))
-#define GPUIO_KERNEL(name) extern "C" void name
+/* Exported even under -fvisibility=hidden: the CPU device builds kernel files loaded
+ * at run time that way and finds their kernels by name (dlsym). */
+#define GPUIO_KERNEL(name) extern "C" __attribute__((visibility("default"))) void name
 
 /* The CPU device runs every emulated thread on an OS thread and tells it who it is
  * through this thread-local (defined by the CPU device runtime, device/cpu/). */
