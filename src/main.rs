@@ -68,6 +68,10 @@ enum Command {
         /// A u64 kernel parameter, params[0], params[1], … in order (decimal or 0x…).
         #[arg(long = "arg", value_name = "N", value_parser = parse_u64)]
         args: Vec<u64>,
+        /// Length of the params array (default: the number of --arg values, at least
+        /// 1); the --arg values fill it from params[0], the rest are zero.
+        #[arg(long)]
+        params: Option<usize>,
         /// Longest the kernel may run, in seconds.
         #[arg(long, default_value_t = 60.0)]
         timeout: f64,
@@ -129,10 +133,21 @@ fn main() -> ExitCode {
             grid,
             block,
             files,
-            args,
+            mut args,
+            params,
             timeout,
             compare,
         } => {
+            if let Some(n) = params {
+                if n < args.len() {
+                    eprintln!(
+                        "error: --params {n} is fewer than the {} --arg values",
+                        args.len()
+                    );
+                    return std::process::ExitCode::from(2);
+                }
+                args.resize(n, 0);
+            }
             let spec = gpuio::run::RunSpec {
                 source: file,
                 kernel,

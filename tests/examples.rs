@@ -1,0 +1,226 @@
+//! The examples run on every CPU pair, both ways a user runs them: `gpuio run
+//! examples/X.cu …` (with `--compare`, which must find every pair's output
+//! byte-identical) and `cargo run --example X` (each checks its own output). The
+//! README's kernel is `examples/hello.cu`, verbatim.
+
+mod probe_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use probe_support::{gpuio, run, stderr, stdout};
+
+const CPU_PAIRS: [&str; 3] = ["cpu/direct", "cpu/forward", "cpu/mailbox"];
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The pairs `--compare` ran, from its table, with the last column.
+fn compared(table: &str) -> Vec<(String, String)> {
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let pair = l.split_whitespace().next()?.to_string();
+            let verdict = l.rsplit("  ").next()?.trim().to_string();
+            Some((pair, verdict))
+        })
+        .collect()
+}
+
+fn assert_all_cpu_pairs_identical(o: &std::process::Output) {
+    let table = stdout(o);
+    assert!(o.status.success(), "{table}\n{}", stderr(o));
+    let rows = compared(&table);
+    let pairs: Vec<&str> = rows.iter().map(|(p, _)| p.as_str()).collect();
+    for p in CPU_PAIRS {
+        assert!(pairs.contains(&p), "{p} missing from\n{table}");
+    }
+    assert_eq!(rows[0].1, "(reference)", "{table}");
+    for (pair, verdict) in &rows[1..] {
+        assert_eq!(verdict, "byte-identical", "{pair}:\n{table}");
+    }
+}
+
+#[test]
+fn the_readme_kernel_is_the_hello_example_verbatim() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("```c++\n").expect("the README shows a kernel") + "```c++\n".len();
+    let len = readme[start..].find("```").unwrap();
+    let hello = std::fs::read_to_string(example("hello.cu")).unwrap();
+    assert_eq!(&readme[start..start + len], hello);
+}
+
+#[test]
+fn hello_runs_through_gpuio_run_with_every_line_written_and_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hello.out");
+    let o = run(&mut gpuio(&[
+        "--backend",
+        "cpu/mailbox",
+        "run",
+        &example("hello.cu"),
+        "--grid",
+        "2",
+        "--block",
+        "32",
+        "--file",
+        &format!("out={}:w", out.display()),
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = stdout(&o);
+    let file = std::fs::read(&out).unwrap();
+    for t in 0..64u64 {
+        assert!(
+            printed.contains(&format!("thread {t} says hello\n")),
+            "{printed}"
+        );
+        let want = format!("thread {t} of 64\n");
+        let at = (t * 64) as usize;
+        assert_eq!(&file[at..at + want.len()], want.as_bytes(), "thread {t}");
+    }
+    let err = stderr(&o);
+    assert!(
+        err.contains("hello from") && err.contains("on cpu/mailbox"),
+        "{err}"
+    );
+    assert!(err.contains("params: ["), "{err}");
+    assert!(
+        err.contains("channel: mailbox: submitted 128 = completed 128 + failed 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn hello_compares_byte_identical_on_every_cpu_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hello.out");
+    let o = run(&mut gpuio(&[
+        "--backend",
+        "cpu",
+        "run",
+        "--compare",
+        &example("hello.cu"),
+        "--grid",
+        "2",
+        "--block",
+        "16",
+        "--file",
+        &format!("out={}:w", out.display()),
+    ]));
+    assert_all_cpu_pairs_identical(&o);
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("thread 31 of 32\n"));
+}
+
+fn generated(dir: &Path, name: &str, len: usize) -> PathBuf {
+    let p = dir.join(name);
+    let data: Vec<u8> = (0..len as u64)
+        .map(|i| b"gpuio copies and counts bytes\n"[(i * 7 % 30) as usize])
+        .collect();
+    std::fs::write(&p, data).unwrap();
+    p
+}
+
+#[test]
+fn copy_compares_byte_identical_on_every_cpu_pair_and_the_copy_is_the_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = generated(dir.path(), "src.bin", (1 << 20) + 77);
+    let dst = dir.path().join("dst.bin");
+    let o = run(&mut gpuio(&[
+        "--backend",
+        "cpu",
+        "run",
+        "--compare",
+        &example("copy.cu"),
+        "--grid",
+        "2",
+        "--block",
+        "16",
+        "--params",
+        "3",
+        "--file",
+        &format!("src={}:r", src.display()),
+        "--file",
+        &format!("dst={}:w", dst.display()),
+        "--arg",
+        &((1u64 << 20) + 77).to_string(),
+    ]));
+    assert_all_cpu_pairs_identical(&o);
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+}
+
+#[test]
+fn histogram_compares_byte_identical_on_every_cpu_pair_and_counts_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let len = 300_001;
+    let input = generated(dir.path(), "in.txt", len);
+    let result = dir.path().join("histogram.txt");
+    let o = run(&mut gpuio(&[
+        "--backend",
+        "cpu",
+        "run",
+        "--compare",
+        &example("histogram.cu"),
+        "--grid",
+        "4",
+        "--block",
+        "8",
+        "--params",
+        "258",
+        "--file",
+        &format!("in={}:r", input.display()),
+        "--file",
+        &format!("out={}:w", result.display()),
+        "--arg",
+        &len.to_string(),
+    ]));
+    assert_all_cpu_pairs_identical(&o);
+    let mut counts = [0u64; 256];
+    for b in std::fs::read(&input).unwrap() {
+        counts[usize::from(b)] += 1;
+    }
+    let want: String = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(b, n)| format!("0x{b:02x} {b:3} {n}\n"))
+        .collect();
+    assert_eq!(std::fs::read_to_string(&result).unwrap(), want);
+}
+
+/// `target/<profile>/examples/<name>`, built by `cargo test` beside this test.
+fn example_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    profile_dir.join("examples").join(name)
+}
+
+#[test]
+fn every_cargo_example_runs_and_checks_itself_on_every_cpu_pair() {
+    for name in ["hello", "copy", "histogram"] {
+        let bin = example_binary(name);
+        assert!(bin.exists(), "{} was not built", bin.display());
+        for pair in CPU_PAIRS {
+            let o = Command::new(&bin)
+                .env("GPUIO_BACKEND", pair)
+                .env_remove("GPUIO_PROBE_FAKE")
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{name} on {pair}:\n{}\n{}",
+                stdout(&o),
+                stderr(&o)
+            );
+            assert!(stderr(&o).contains(&format!("on {pair}")), "{}", stderr(&o));
+        }
+    }
+}
