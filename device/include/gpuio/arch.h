@@ -95,6 +95,9 @@ GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO
 
 /* ------------------------------------------------------------------- HIP
  *
+ * AMD: compiled in CI for gfx90a, gfx940, gfx1030, never run on AMD hardware
+ * (device/tests/hip_compile.rs, with the distribution's hipcc: clang 15, HIP 5.2).
+ *
  * No HIP header is included or needed: hiprtc compiles this with no system header,
  * and hipcc declares threadIdx & co. only where the kernel file includes
  * <hip/hip_runtime.h> itself. So threadIdx / blockIdx / blockDim / gridDim and
