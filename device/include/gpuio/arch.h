@@ -16,6 +16,8 @@
  *   gpuio_now_ns()               a monotonic clock in nanoseconds (deadlines)
  *   gpuio_pause()                back off inside a spin loop
  *   gpuio_global_thread_id(), gpuio_lane_id(), gpuio_warp_id(), gpuio_thread_count()
+ *   GPUIO_WARP_SIZE              lanes per warp (wavefront): 32 on CUDA and the host,
+ *                                64 or 32 on HIP depending on the target
  */
 #ifndef GPUIO_ARCH_H
 #define GPUIO_ARCH_H
@@ -28,10 +30,9 @@
 #define GPUIO_TARGET_HOST 1
 #endif
 
-#define GPUIO_WARP_SIZE 32u
-
 /* ------------------------------------------------------------------ CUDA */
 #if defined(GPUIO_TARGET_CUDA)
+#define GPUIO_WARP_SIZE 32u
 #define GPUIO_FN static __device__ __forceinline__
 #define GPUIO_NOINLINE static __device__ __noinline__
 #define GPUIO_KERNEL(name) extern "C" __global__ void name
@@ -92,8 +93,51 @@ GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return (gpuio_u64)gridDim.x * bloc
 GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return threadIdx.x % GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
 
-/* ------------------------------------------------------------------- HIP */
+/* ------------------------------------------------------------------- HIP
+ *
+ * AMD: compiled in CI for gfx90a, gfx940, gfx1030, never run on AMD hardware
+ * (device/tests/hip_compile.rs, with the distribution's hipcc: clang 15, HIP 5.2).
+ *
+ * No HIP header is included or needed: hiprtc compiles this with no system header,
+ * and hipcc declares threadIdx & co. only where the kernel file includes
+ * <hip/hip_runtime.h> itself. So threadIdx / blockIdx / blockDim / gridDim and
+ * wall_clock64() are not used; the clang builtins they are made of are used instead:
+ *   thread in block   __builtin_amdgcn_workitem_id_x()      (threadIdx.x)
+ *   block             __builtin_amdgcn_workgroup_id_x()     (blockIdx.x)
+ *   block size        __builtin_amdgcn_workgroup_size_x()   (blockDim.x, the launch's
+ *                     size, also in a partial last block)
+ *   threads in grid   __builtin_amdgcn_grid_size_x()        (the dispatch's grid size
+ *                     in work-items, = gridDim.x * blockDim.x for every HIP launch)
+ *   wall clock        s_memrealtime, a constant-rate counter that gfx90a, gfx940 and
+ *                     gfx1030 all have (checked in the generated code). gfx11 has none:
+ *                     there __builtin_readsteadycounter (clang >= 19, taken whenever
+ *                     the compiler has it) reads the same clock another way; an older
+ *                     clang cannot compile this header for gfx11.
+ *                     Assumed to tick at 100 MHz, the rate of current AMD GPUs; the
+ *                     real rate is hipDeviceAttributeWallClockRate. Only deadlines use
+ *                     it, so a wrong rate scales timeouts, it breaks nothing else.
+ * Wavefronts are 64 lanes on gfx9 (gfx90a, gfx940) and 32 on gfx10/11 (gfx1030) unless
+ * compiled with -mwavefrontsize64: GPUIO_WARP_SIZE follows the target. Nothing in the
+ * header assumes 32 lanes: only gpuio_lane_id() / gpuio_warp_id() use the width, and
+ * the mailbox's default of 64 ports gives every lane of a 64-lane wavefront its own.
+ */
 #elif defined(GPUIO_TARGET_HIP)
+/* hipcc (clang's HIP wrapper header) and hiprtc (its preamble) define these; a bare
+ * `clang -x hip -nogpuinc` does not. Same spelling as theirs, so no redefinition. */
+#ifndef __device__
+#define __device__ __attribute__((device))
+#endif
+#ifndef __global__
+#define __global__ __attribute__((global))
+#endif
+#if __has_builtin(__builtin_amdgcn_wavefrontsize)
+#define GPUIO_WARP_SIZE ((gpuio_u32)__builtin_amdgcn_wavefrontsize())
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define GPUIO_WARP_SIZE ((gpuio_u32)__AMDGCN_WAVEFRONT_SIZE)
+#else
+/* hipcc's host pass: device functions are parsed there, never run. */
+#define GPUIO_WARP_SIZE 64u
+#endif
 #define GPUIO_FN static __device__ inline __attribute__((always_inline))
 #define GPUIO_NOINLINE static __device__ __attribute__((noinline))
 #define GPUIO_KERNEL(name) extern "C" __global__ void name
@@ -123,14 +167,21 @@ GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desire
 GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) {
   return __hip_atomic_exchange(p, v, __ATOMIC_ACQ_REL, GPUIO_AGENT);
 }
-/* wall_clock64() ticks at a fixed 100 MHz on current AMD GPUs. */
-GPUIO_FN gpuio_u64 gpuio_now_ns(void) { return (gpuio_u64)wall_clock64() * 10ull; }
+/* A constant-rate counter, assumed to tick at 100 MHz (see above). */
+GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
+#if __has_builtin(__builtin_readsteadycounter)
+  return (gpuio_u64)__builtin_readsteadycounter() * 10ull;
+#else
+  return (gpuio_u64)__builtin_amdgcn_s_memrealtime() * 10ull;
+#endif
+}
 GPUIO_FN void gpuio_pause(void) { __builtin_amdgcn_s_sleep(2); }
 GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) {
-  return (gpuio_u64)blockIdx.x * blockDim.x + threadIdx.x;
+  return (gpuio_u64)__builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() +
+         __builtin_amdgcn_workitem_id_x();
 }
-GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return (gpuio_u64)gridDim.x * blockDim.x; }
-GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return threadIdx.x % GPUIO_WARP_SIZE; }
+GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return (gpuio_u64)__builtin_amdgcn_grid_size_x(); }
+GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return __builtin_amdgcn_workitem_id_x() % GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
 
 /* ------------------------------------------------------------- host C++ */
@@ -142,6 +193,7 @@ GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO
 /* Exported even under -fvisibility=hidden: the CPU device builds kernel files loaded
  * at run time that way and finds their kernels by name (dlsym). */
 #define GPUIO_KERNEL(name) extern "C" __attribute__((visibility("default"))) void name
+#define GPUIO_WARP_SIZE 32u
 
 /* The CPU device runs every emulated thread on an OS thread and tells it who it is
  * through this thread-local (defined by the CPU device runtime, device/cpu/). */
