@@ -196,6 +196,60 @@ fn histogram_compares_byte_identical_on_every_cpu_pair_and_counts_right() {
     assert_eq!(std::fs::read_to_string(&result).unwrap(), want);
 }
 
+/// The same record, for thread `t` of `n`, as `tests/kernels/count_slices.cu` writes.
+fn count_slices_record(data: &[u8], t: usize, n: usize) -> String {
+    let size = data.len();
+    let slice = size.div_ceil(n);
+    let begin = (t * slice).min(size);
+    let end = (begin + slice).min(size);
+    let space = |c: u8| matches!(c, b' ' | b'\n' | b'\t' | b'\r' | 0x0b | 0x0c);
+    let lines = data[begin..end].iter().filter(|c| **c == b'\n').count();
+    let words = (begin..end)
+        .filter(|&i| !space(data[i]) && (i == 0 || space(data[i - 1])))
+        .count();
+    let body = format!(
+        "t={t:05} off={begin:08} len={:06} lines={lines:06} words={words:06}",
+        end - begin
+    );
+    format!("{body:<63}\n")
+}
+
+#[test]
+fn a_kernel_written_from_the_docs_alone_compares_byte_identical_on_every_cpu_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..4000)
+        .map(|i| format!("line {i}:  some\twords   here{}\n", " x".repeat(i % 7)))
+        .collect();
+    let input = dir.path().join("input.txt");
+    std::fs::write(&input, &text).unwrap();
+    let out = dir.path().join("out.bin");
+    let kernel = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/count_slices.cu");
+    let o = run(&mut gpuio(&[
+        "--backend",
+        "cpu",
+        "run",
+        "--compare",
+        &kernel.display().to_string(),
+        "--grid",
+        "3",
+        "--block",
+        "7",
+        "--params",
+        "4",
+        "--file",
+        &format!("in={}:r", input.display()),
+        "--file",
+        &format!("out={}:w", out.display()),
+        "--arg",
+        &text.len().to_string(),
+    ]));
+    assert_all_cpu_pairs_identical(&o);
+    let want: String = (0..21)
+        .map(|t| count_slices_record(text.as_bytes(), t, 21))
+        .collect();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), want);
+}
+
 /// `target/<profile>/examples/<name>`, built by `cargo test` beside this test.
 fn example_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
