@@ -61,22 +61,27 @@ enum Command {
         /// Threads per block.
         #[arg(long, default_value_t = 32)]
         block: u32,
-        /// An endpoint, NAME=PATH[:r|w|rw] (r: must exist; w: created, truncated;
-        /// rw, the default: created if missing). Repeat for more, in order.
+        /// An endpoint, NAME=PATH[:r|w|rw] (r: must exist; w: created, truncated; rw,
+        /// the default: created if missing, never truncated, so give an output file
+        /// :w). Repeat for more: the kernel names them 0, 1, … in this order.
         #[arg(long = "file", value_name = "NAME=PATH[:r|w|rw]")]
         files: Vec<gpuio::run::FileArg>,
         /// A u64 kernel parameter, params[0], params[1], … in order (decimal or 0x…).
         #[arg(long = "arg", value_name = "N", value_parser = parse_u64)]
         args: Vec<u64>,
-        /// Length of the params array (default: the number of --arg values, at least
-        /// 1); the --arg values fill it from params[0], the rest are zero.
+        /// Length of the params array (default: the number of --arg values); the --arg
+        /// values fill it from params[0], the rest are zero. The kernel must not index
+        /// past it.
         #[arg(long)]
         params: Option<usize>,
         /// Longest the kernel may run, in seconds.
         #[arg(long, default_value_t = 60.0)]
         timeout: f64,
         /// Run on every available pair (or every pair of --backend's backend) and
-        /// compare wall time, requests and output files with the first pair's.
+        /// print one table: wall time of the kernel, requests submitted, bytes in the
+        /// output files and stdout, whether the channel closed clean, and whether
+        /// each pair's output files are byte-identical to the first pair's (stdout is
+        /// compared as a set of lines: threads interleave differently every run).
         #[arg(long)]
         compare: bool,
     },

@@ -117,7 +117,8 @@ pub fn pick_kernel(source: &str, asked: Option<&str>, file: &Path) -> Result<Str
     match kernels_in(source).as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(format!(
-            "{} defines no GPUIO_KERNEL(name); name the kernel with --kernel",
+            "found no GPUIO_KERNEL(name)(const gpuio_channel *ch, gpuio_u64 *params) in {}: \
+             define one (or, if a macro of yours defines it, name it with --kernel)",
             file.display()
         )),
         many => Err(format!(
@@ -199,7 +200,22 @@ fn run_once(
     let start = Instant::now();
     let running = module
         .launch(kernel, spec.grid, spec.block, &channel, &spec.args)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            gpuio_core::device::DeviceError::NoSuchKernel(k) => {
+                let defined =
+                    kernels_in(&std::fs::read_to_string(&spec.source).unwrap_or_default());
+                format!(
+                    "{} defines no kernel named {k} (it defines: {})",
+                    spec.source.display(),
+                    if defined.is_empty() {
+                        "none".to_string()
+                    } else {
+                        defined.join(", ")
+                    }
+                )
+            }
+            other => other.to_string(),
+        })?;
     let timeout = spec.timeout;
     let joiner = std::thread::Builder::new()
         .name("gpuio-run-join".into())
@@ -494,6 +510,6 @@ mod tests {
         assert_eq!(pick_kernel(two, Some("b"), Path::new("k.cu")).unwrap(), "b");
         assert!(pick_kernel("int x;", None, Path::new("k.cu"))
             .unwrap_err()
-            .contains("no GPUIO_KERNEL"));
+            .contains("found no GPUIO_KERNEL"));
     }
 }

@@ -14,24 +14,42 @@
  * A kernel:
  *   #include "gpuio.h"
  *   GPUIO_KERNEL(name)(const gpuio_channel *ch, gpuio_u64 *params) { ... }
- * `ch` is the channel the host opened; `params` the u64 array the host passed
- * (the kernel may write it; the host gets it back when the kernel ends).
+ * `ch` is the channel the host opened. `params` is the u64 array the host passed
+ * (`gpuio run --arg/--params`): the kernel may read and write it (device memory on
+ * a GPU: the atomics below work on it) and the host gets it back when the kernel
+ * ends; the kernel is not told its length and must not index past it.
+ * Helper functions a kernel calls are declared `GPUIO_FN` (static, inline, and
+ * __device__ where the target needs it): `GPUIO_FN int is_space(char c) {...}`.
+ * Kernels are written in terms of global thread ids: there are no block ids,
+ * shared memory or barriers, because the CPU device runs every thread on its own.
  * Endpoints are indices into the host's table (`gpuio run --file` order), never fds.
  *
- * Calls (all return >= 0 or -errno, never trap, and give up with -ETIMEDOUT at
- * their deadline; -ESHUTDOWN once the host closes the channel):
- *   gpuio_pwrite(ch, ep, buf, len, off)   gpuio_pread(ch, ep, buf, len, off)   files
- *   gpuio_write(ch, ep, buf, len)         gpuio_read(ch, ep, buf, len)         streams
- *   gpuio_printf(ch, fmt, ...)            gpuio_fprintf(ch, ep, fmt, ...)      one whole line
- *   gpuio_nop(ch)
- *   gpuio_user_staging(ch, &off, &len)    then gpuio_pwrite_staged / gpuio_pread_staged
+ * Calls. All return >= 0 or -errno (EBADF: no such endpoint or not registered for
+ * that access; EINVAL: a bad length or offset; ESPIPE: a positioned call on a
+ * stream), never trap, give up with -ETIMEDOUT at their deadline, and return
+ * -ESHUTDOWN once the host closes the channel:
+ *   gpuio_i64 gpuio_pwrite(ch, gpuio_u32 ep, const void *buf, gpuio_u64 len, gpuio_i64 off)
+ *   gpuio_i64 gpuio_pread (ch, gpuio_u32 ep, void *buf, gpuio_u64 len, gpuio_i64 off)
+ *       files; any length (split into slot-sized requests); bytes moved, which may be
+ *       short like pwrite(2)/pread(2) (0 at end of file)
+ *   gpuio_i64 gpuio_write(ch, ep, buf, len)   gpuio_i64 gpuio_read(ch, ep, buf, len)
+ *       streams (stdout, pipes, sockets, O_APPEND files); read returns what one
+ *       read(2) gave, at most one slot
+ *   gpuio_i64 gpuio_printf(ch, fmt, ...)      to the host's stdout endpoint (gpuio_printf
+ *   gpuio_i64 gpuio_fprintf(ch, ep, fmt, ...) writes there) as one write(2), so output
+ *       of different threads never interleaves within a call; add the '\n' yourself
+ *   gpuio_i64 gpuio_nop(ch)                   a round trip that does nothing
+ *   char *gpuio_user_staging(ch, &off, &len)  then gpuio_pwrite_staged / gpuio_pread_staged
+ *       (ch, ep, staging_off, len, off): I/O on bytes already in the staging area
  * Helpers:
- *   gpuio_snprintf(buf, cap, fmt, ...)    C99 snprintf (%d %u %x %s %c %p %f %e %g, widths,
- *                                         l/ll/z/h); returns the length it would have written
- *   gpuio_global_thread_id(), gpuio_thread_count(), gpuio_lane_id(), gpuio_warp_id()
- *   gpuio_fetch_add_64(p, v), gpuio_cas_32/64(p, expect, desired)   device atomics
+ *   int gpuio_snprintf(buf, cap, fmt, ...)   C99 snprintf (%d %u %x %s %c %p %f %e %g,
+ *       flags, width, precision, hh/h/l/ll/z); returns the length it would have written
+ *   gpuio_global_thread_id(), gpuio_thread_count()   this thread, all threads (u64)
+ *   gpuio_lane_id(), gpuio_warp_id()                 within and of its warp
+ *   gpuio_fetch_add_64(p, v), gpuio_cas_32/64(p, expect, desired)   device atomics;
+ *       they return the old value
  *   gpuio_ld_acquire_64(p), gpuio_st_release_64(p, v), gpuio_fence_sc()   ordering
- *   gpuio_now_ns()                        a monotonic clock
+ *   gpuio_now_ns()                           a monotonic clock
  * Types: gpuio_u8/u16/u32/u64, gpuio_i32/i64. Names not listed here (gpuio_impl_*,
  * gpuio_direct_*, gpuio_forward_*, gpuio_mailbox_*, gpuio_fmt_*) are not API.
  */

@@ -88,7 +88,7 @@ impl Backend for CpuBackend {
         BackendProbe {
             backend: Self::NAME,
             device: format!(
-                "CPU device ({} host threads emulate GPU threads)",
+                "CPU device (one OS thread per emulated GPU thread, on {} cores)",
                 host_threads()
             ),
             capabilities,
