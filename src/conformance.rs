@@ -56,6 +56,10 @@ pub const CASES: &[Case] = &[
         name: "close_with_requests_in_flight",
         run: close_in_flight,
     },
+    Case {
+        name: "full_device_write_read_printf",
+        run: full_device,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -334,6 +338,78 @@ fn printf_lines(t: &Target<'_>) -> Result<String, String> {
     Ok(format!(
         "{} lines, every one whole and in per-thread order; {closed}",
         THREADS as i32 * LINES
+    ))
+}
+
+/// Every thread of a launch that fills the device writes its row, reads it back and
+/// prints it, on a channel with the default settings: the file must hold every row
+/// and stdout every line, once.
+fn full_device(t: &Target<'_>) -> Result<String, String> {
+    use gpuio_device::kernels::{full_device_row, FULL_DEVICE_ROW};
+    let (grid, block) = t.device.full_shape();
+    let threads = u64::from(grid) * u64::from(block);
+    let rows_path = t.dir.join("rows.txt");
+    let out_path = t.dir.join("stdout.txt");
+    let rows = rw_file(&rows_path)?;
+    let (_out, mut cfg) = stdout_file_config(&out_path)?;
+    let ep = cfg.endpoint(endpoint("rows", &rows, Access::READ_WRITE)?);
+    let ch = (t.open)(cfg)?;
+    let start = std::time::Instant::now();
+    let launch = t
+        .device
+        .launch("full_device", grid, block, &ch, &[u64::from(ep), 0, 0, 0])
+        .map_err(|e| format!("launch full_device ({grid} x {block}): {e}"))?;
+    let p = launch.join(KERNEL_TIMEOUT).map_err(|e| {
+        format!(
+            "full_device ({grid} x {block}): {e}; {}",
+            ch.counters().submitted
+        )
+    })?;
+    let took = start.elapsed();
+    let closed = ch.close();
+    if p[1] != 0 || p[3] != threads {
+        return Err(format!(
+            "{grid} x {block}: {} of {threads} threads made the round trip, {} failed, first with {}; {closed}",
+            p[3],
+            p[1],
+            errno_name(p[2] as i64)
+        ));
+    }
+    if !closed.is_clean() {
+        return Err(format!("close: {closed}"));
+    }
+    let file = std::fs::read(&rows_path).map_err(|e| format!("read rows: {e}"))?;
+    if file.len() as u64 != threads * FULL_DEVICE_ROW as u64 {
+        return Err(format!(
+            "rows file is {} bytes, expected {}",
+            file.len(),
+            threads * FULL_DEVICE_ROW as u64
+        ));
+    }
+    for (i, row) in file.chunks(FULL_DEVICE_ROW).enumerate() {
+        if row != full_device_row(i as u64, threads).as_bytes() {
+            return Err(format!("row {i} is {:?}", String::from_utf8_lossy(row)));
+        }
+    }
+    let text = std::fs::read_to_string(&out_path).map_err(|e| format!("read stdout: {e}"))?;
+    let mut seen = vec![false; threads as usize];
+    for line in text.split_inclusive('\n') {
+        let i = line
+            .strip_prefix("t=")
+            .and_then(|r| r.get(..10))
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&i| i < seen.len() && line == full_device_row(i as u64, threads))
+            .ok_or_else(|| format!("stdout line {line:?} is torn or foreign"))?;
+        if std::mem::replace(&mut seen[i], true) {
+            return Err(format!("stdout has thread {i}'s line twice"));
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(format!("stdout lacks thread {i}'s line"));
+    }
+    Ok(format!(
+        "{grid} x {block} = {threads} threads, each a write, a read and a printf, in {took:.2?}: \
+         every row and every line; {closed}"
     ))
 }
 

@@ -3,18 +3,10 @@
 
 use std::sync::Arc;
 
+use gpuio::backends::transport_builder as builder;
 use gpuio::conformance::{Target, CASES};
-use gpuio_core::transport::TransportBuilder;
 use gpuio_core::{Channel, ChannelConfig, HostMemory, MemoryProvider, TransportKind};
 use gpuio_device::cpu::CpuDevice;
-
-fn builder(kind: TransportKind) -> Box<dyn TransportBuilder> {
-    match kind {
-        TransportKind::Direct => Box::new(gpuio_core::direct::DirectBuilder::default()),
-        TransportKind::Forward => Box::new(gpuio_core::forward::ForwardBuilder::default()),
-        TransportKind::Mailbox => Box::new(gpuio_backend_rpc::mailbox::MailboxBuilder::default()),
-    }
-}
 
 fn run_case(kind: TransportKind, case: &str) {
     let case = CASES.iter().find(|c| c.name == case).expect("case exists");
@@ -60,6 +52,10 @@ macro_rules! cases {
             fn close_with_requests_in_flight_is_bounded_and_loses_nothing() {
                 run_case($kind, "close_with_requests_in_flight");
             }
+            #[test]
+            fn a_launch_filling_the_device_writes_reads_and_prints_every_row() {
+                run_case($kind, "full_device_write_read_printf");
+            }
         }
     )*};
 }
@@ -73,5 +69,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 5);
+    assert_eq!(CASES.len(), 6);
 }

@@ -118,6 +118,8 @@ struct Inner {
     memory: Arc<CudaMemory>,
     name: String,
     arch: Arch,
+    /// Streaming multiprocessors.
+    sms: u32,
     conformance: Mutex<Option<Arc<KernelModule>>>,
     detached: Mutex<Vec<InFlight>>,
     /// The sticky error that lost the context, once seen.
@@ -213,6 +215,8 @@ impl CudaDevice {
             )
             .map_err(dev_err)?,
         };
+        let sms = sys::device_attribute(dev, Attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(dev_err)?;
         let memory = Arc::new(CudaMemory::new(ctx.clone()).map_err(dev_err)?);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -220,6 +224,7 @@ impl CudaDevice {
                 memory,
                 name,
                 arch,
+                sms: u32::try_from(sms).unwrap_or(1).max(1),
                 conformance: Mutex::new(None),
                 detached: Mutex::new(Vec::new()),
                 lost: Mutex::new(None),
@@ -524,6 +529,9 @@ impl Device for CudaDevice {
     }
     fn provider(&self) -> Arc<dyn MemoryProvider> {
         self.inner.memory.clone()
+    }
+    fn full_shape(&self) -> (u32, u32) {
+        (self.inner.sms, 1024)
     }
     fn buffer(&self, len: usize, bytes: &[u8]) -> Result<Box<dyn DeviceBuffer>, DeviceError> {
         self.inner.check_lost()?;

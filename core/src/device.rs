@@ -80,6 +80,9 @@ pub trait Device: Send + Sync {
     fn name(&self) -> String;
     /// The memory provider channels for this device must use.
     fn provider(&self) -> Arc<dyn MemoryProvider>;
+    /// A launch shape `(grid, block)` that fills the device: every multiprocessor
+    /// with a 1024-thread block on a GPU; a few threads per core on the CPU device.
+    fn full_shape(&self) -> (u32, u32);
     /// Compiles `source`, a kernel file that includes `gpuio.h`, for this device
     /// and loads it. `name` names the source in diagnostics (a file name). Compiled
     /// images are cached by a hash of the source and the header.

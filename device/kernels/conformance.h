@@ -160,4 +160,37 @@ GPUIO_KERNEL(gpuio_k_nop)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* The whole device at once: every thread writes its 48-byte row at t * 48, reads
+ * it back, checks it and prints it.
+ * params: [0] file endpoint; out: [1] failures, [2] first failure, [3] rows that
+ * made the whole round trip. */
+#define GPUIO_CONF_ROW 48
+GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
+  gpuio_u64 t = gpuio_global_thread_id();
+  char row[GPUIO_CONF_ROW + 1], back[GPUIO_CONF_ROW];
+  int n = gpuio_snprintf(row, sizeof row, "t=%010llu n=%010llu gpuio full-device row\n", t, gpuio_thread_count());
+  if (n != GPUIO_CONF_ROW) {
+    gpuio_conf_fail(&p[1], &p[2], -GPUIO_EINVAL);
+    return;
+  }
+  gpuio_i64 r = gpuio_pwrite(ch, (gpuio_u32)p[0], row, GPUIO_CONF_ROW, (gpuio_i64)(t * GPUIO_CONF_ROW));
+  if (r != GPUIO_CONF_ROW) {
+    gpuio_conf_fail(&p[1], &p[2], r < 0 ? r : -GPUIO_EPROTO);
+    return;
+  }
+  r = gpuio_pread(ch, (gpuio_u32)p[0], back, GPUIO_CONF_ROW, (gpuio_i64)(t * GPUIO_CONF_ROW));
+  bool same = r == GPUIO_CONF_ROW;
+  for (int i = 0; same && i < GPUIO_CONF_ROW; i++) same = back[i] == row[i];
+  if (!same) {
+    gpuio_conf_fail(&p[1], &p[2], r < 0 ? r : -GPUIO_EPROTO);
+    return;
+  }
+  r = gpuio_printf(ch, "%s", row);
+  if (r != GPUIO_CONF_ROW) {
+    gpuio_conf_fail(&p[1], &p[2], r < 0 ? r : -GPUIO_EPROTO);
+    return;
+  }
+  gpuio_fetch_add_64(&p[3], 1);
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

@@ -307,6 +307,12 @@ impl Device for CpuDevice {
     fn provider(&self) -> Arc<dyn gpuio_core::MemoryProvider> {
         Arc::new(HostMemory)
     }
+    fn full_shape(&self) -> (u32, u32) {
+        // One OS thread per emulated thread: 64 per core keeps every core busy
+        // without making the host thrash.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (u32::try_from(cores).unwrap_or(1), 64)
+    }
     fn buffer(&self, len: usize, bytes: &[u8]) -> Result<Box<dyn DeviceBuffer>, DeviceError> {
         let mem = HostMemory.alloc_shared(len.max(bytes.len()))?;
         mem.write_bytes(0, bytes)?;

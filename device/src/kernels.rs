@@ -66,7 +66,16 @@ kernels!(
     gpuio_k_bad_input,
     gpuio_k_until_closed,
     gpuio_k_nop,
+    gpuio_k_full_device,
 );
+
+/// Bytes of each row `gpuio_k_full_device` writes and prints.
+pub const FULL_DEVICE_ROW: usize = 48;
+
+/// The row thread `t` of `n` writes at `t * FULL_DEVICE_ROW` and prints.
+pub fn full_device_row(t: u64, n: u64) -> String {
+    format!("t={t:010} n={n:010} gpuio full-device row\n")
+}
 
 /// The entry-point symbol of a conformance kernel named with or without its
 /// `gpuio_k_` prefix (`"nop"` and `"gpuio_k_nop"` are the same kernel).

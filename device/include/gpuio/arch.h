@@ -35,7 +35,10 @@
 #define GPUIO_WARP_SIZE 32u
 #define GPUIO_FN static __device__ __forceinline__
 #define GPUIO_NOINLINE static __device__ __noinline__
-#define GPUIO_KERNEL(name) extern "C" __global__ void name
+/* Every kernel can be launched with 1024-thread blocks: the compiler keeps its
+ * register use within what a full block allows (the formatter and the transports'
+ * slow paths would otherwise take more). */
+#define GPUIO_KERNEL(name) extern "C" __global__ void __launch_bounds__(1024) name
 
 GPUIO_FN gpuio_u32 gpuio_ld_acquire_32(const gpuio_u32 *p) {
   gpuio_u32 v;
