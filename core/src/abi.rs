@@ -47,7 +47,7 @@
 /// `Channel::magic`: "GPIO" read as a little-endian `u32`.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -257,7 +257,9 @@ pub struct ForwardQueue {
     pub entries: u64,
     /// Device-local [`ForwardState`].
     pub state: u64,
-    /// Device-local `u32[Channel::slots]` of `slot_state` values.
+    /// Device-local `u64[Channel::slots]`: entry `i`'s word, `lap << 2 | state`
+    /// (a `slot_state` value; `lap` = position / slots). Producers wait on it
+    /// rather than on the shared stamp (see `gpuio/forward.h`).
     pub slot_state: u64,
     pub _pad: u64,
 }

@@ -11,7 +11,7 @@
 //! ```text
 //! shared:        ForwardEntry entries[slots]     stamp, request, result (one line each)
 //! device-local:  ForwardState state              reserve: next position (device CAS)
-//!                u32 slot_state[slots]           IN_FLIGHT / ABANDONED / FREE
+//!                u64 slot_state[slots]           lap << 2 | FREE / IN_FLIGHT / ABANDONED
 //! ```
 //!
 //! Entry `i` starts with `stamp = i << 2 | FREE`, so position `i` finds it free.
@@ -133,8 +133,8 @@ impl TransportBuilder for ForwardBuilder {
         let queue = QueueView::new(entries, slots)?;
         queue.init();
         let state_len = std::mem::size_of::<abi::ForwardState>();
-        let local = ctx.alloc_local(state_len + slots as usize * 4)?;
-        // Zeroed memory is `reserve = 0` and every slot state `FREE`.
+        let local = ctx.alloc_local(state_len + slots as usize * 8)?;
+        // Zeroed memory is `reserve = 0` and every entry's word "lap 0, FREE".
         ctx.desc.forward = abi::ForwardQueue {
             entries: queue.device_addr(),
             state: local.device_addr(),

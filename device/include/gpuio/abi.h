@@ -33,7 +33,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 1u
+#define GPUIO_ABI_VERSION 2u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -97,7 +97,7 @@ typedef struct gpuio_direct_slot {
 typedef struct gpuio_forward_queue {
   gpuio_u64 entries;    /* shared gpuio_forward_entry[slots] */
   gpuio_u64 state;      /* device-local gpuio_forward_state */
-  gpuio_u64 slot_state; /* device-local gpuio_u32[slots] of GPUIO_SLOT_* */
+  gpuio_u64 slot_state; /* device-local gpuio_u64[slots]: lap << 2 | GPUIO_SLOT_* */
   gpuio_u64 _pad;
 } gpuio_forward_queue;
 

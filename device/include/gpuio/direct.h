@@ -78,6 +78,9 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
   gpuio_u32 *sq_tail = gpuio_ptr<gpuio_u32>(ch->direct.sq_tail);
   const gpuio_u64 slots = ch->slots;
   for (;;) {
+    /* Looked at before it is tried, as in gpuio_direct_reap: reading a held lock
+     * counts as failing to take it in the argument above. */
+    if (gpuio_ld_relaxed_32(&st->publish_lock) != 0u) return;
     if (!gpuio_direct_trylock(&st->publish_lock)) return;
     const gpuio_u64 start = gpuio_ld_relaxed_64(&st->published);
     gpuio_u64 p = start;
@@ -156,14 +159,22 @@ GPUIO_FN void gpuio_direct_complete(const gpuio_channel *ch, gpuio_u64 pos, gpui
     gpuio_direct_free(ch, pos);
 }
 
-/* Drains the CQ if nobody else is doing it. */
+/* Drains the CQ if nobody else is doing it. Every waiting thread calls this, so it
+ * must cost them nothing across PCIe: the lock word is device-local and looked at
+ * before it is tried (test and test-and-set), and only the one thread that holds it
+ * reads the kernel's CQ tail. With a hundred thousand waiters, one PCIe read is in
+ * flight at a time instead of one per waiter. */
 GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_u32 *cq_head = gpuio_ptr<gpuio_u32>(ch->direct.cq_head);
   const gpuio_u32 *cq_tail = gpuio_ptr<const gpuio_u32>(ch->direct.cq_tail);
   gpuio_direct_state *st = gpuio_direct_st(ch);
-  /* The CQ head is kept device-local (`reaped`); the kernel's copy is only stored. */
-  if ((gpuio_u32)gpuio_ld_relaxed_64(&st->reaped) == gpuio_ld_acquire_32(cq_tail)) return;
+  if (gpuio_ld_relaxed_32(&st->reap_lock) != 0u) return;
   if (!gpuio_direct_trylock(&st->reap_lock)) return;
+  /* The CQ head is kept device-local (`reaped`); the kernel's copy is only stored. */
+  if ((gpuio_u32)gpuio_ld_relaxed_64(&st->reaped) == gpuio_ld_acquire_32(cq_tail)) {
+    gpuio_direct_unlock(&st->reap_lock);
+    return;
+  }
   gpuio_u64 reaped = gpuio_ld_relaxed_64(&st->reaped);
   gpuio_u32 head = (gpuio_u32)reaped;
   const gpuio_u32 tail = gpuio_ld_acquire_32(cq_tail); /* CQEs below it are written */

@@ -16,16 +16,21 @@
  * a producer that gives up waiting (deadline, closing) then holds no position,
  * so the host, which takes positions strictly in order, never waits on a hole.
  *
- * Abandoning: a waiter that times out marks its device-local slot state
- * ABANDONED and walks away. The entry then still belongs to its request until the
- * host answers DONE; the producer of position pos + slots that finds
- *   stamp == pos<<2 | DONE  and  slot_state == ABANDONED
+ * Waiting for an entry costs no PCIe traffic: each entry has a device-local word,
+ *   lap << 2 | FREE / IN_FLIGHT / ABANDONED     (lap = pos / slots)
+ * and a producer for position pos waits on it, not on the shared stamp: the
+ * entry is free for pos once its word says (lap, FREE), written by the release of
+ * pos - slots after its FREE stamp. Zeroed memory is lap 0, FREE: entry i is free
+ * for position i. Only the producers that meet an ABANDONED entry read the shared
+ * stamp, and only the waiters of requests in flight (at most `slots`) poll it.
+ *
+ * Abandoning: a waiter that times out marks its word ABANDONED and walks away.
+ * The entry then still belongs to its request until the host answers DONE; the
+ * producer of position pos + slots that finds
+ *   word == lap(pos) << 2 | ABANDONED  and  stamp == pos<<2 | DONE
  * takes the entry over directly (the result nobody waits for is dropped). So a late
  * completion is never lost from the host's count, and neither the entry nor its
  * staging chunk is reused before the host is done with them.
- *
- * Device-local slot states (only device atomics touch them): IN_FLIGHT from
- * acquire to release, ABANDONED after a timed-out wait, FREE after release.
  */
 #ifndef GPUIO_FORWARD_H
 #define GPUIO_FORWARD_H
@@ -34,11 +39,17 @@ GPUIO_FN gpuio_forward_entry *gpuio_forward_entry_at(const gpuio_channel *ch, gp
   return gpuio_ptr<gpuio_forward_entry>(ch->forward.entries) + index;
 }
 
-GPUIO_FN gpuio_u32 *gpuio_forward_slot_state(const gpuio_channel *ch, gpuio_u32 index) {
-  return gpuio_ptr<gpuio_u32>(ch->forward.slot_state) + index;
+/* The device-local word of entry `index` (see the top). */
+GPUIO_FN gpuio_u64 *gpuio_forward_slot_word(const gpuio_channel *ch, gpuio_u32 index) {
+  return gpuio_ptr<gpuio_u64>(ch->forward.slot_state) + index;
 }
 
 GPUIO_FN gpuio_u64 gpuio_forward_stamp(gpuio_u64 pos, gpuio_u64 state) { return (pos << GPUIO_STAMP_SHIFT) | state; }
+
+/* The device-local word for position `pos` in `state`. */
+GPUIO_FN gpuio_u64 gpuio_forward_word(const gpuio_channel *ch, gpuio_u64 pos, gpuio_u64 state) {
+  return ((pos / ch->slots) << 2) | state;
+}
 
 /* Claims the next position once its entry is free (or reclaimable), binds the
  * slot to that entry's staging chunk. 0, -ETIMEDOUT at the deadline, or
@@ -50,18 +61,18 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   for (;;) {
     gpuio_u64 pos = gpuio_ld_relaxed_64(&st->reserve);
     gpuio_u32 index = (gpuio_u32)(pos & (slots - 1));
-    gpuio_forward_entry *e = gpuio_forward_entry_at(ch, index);
-    gpuio_u64 stamp = gpuio_ld_acquire_64(&e->stamp);
-    bool usable = stamp == gpuio_forward_stamp(pos, GPUIO_STAMP_FREE);
-    if (!usable && pos >= slots && stamp == gpuio_forward_stamp(pos - slots, GPUIO_STAMP_DONE)) {
-      /* The host answered position pos - slots; reclaim only if its waiter left.
-       * (The acquire above orders this load after that request's IN_FLIGHT.) */
-      usable = gpuio_ld_acquire_32(gpuio_forward_slot_state(ch, index)) == GPUIO_SLOT_ABANDONED;
+    gpuio_u64 *word = gpuio_forward_slot_word(ch, index);
+    const gpuio_u64 w = gpuio_ld_acquire_64(word);
+    bool usable = w == gpuio_forward_word(ch, pos, GPUIO_SLOT_FREE);
+    if (!usable && pos >= slots && w == gpuio_forward_word(ch, pos - slots, GPUIO_SLOT_ABANDONED)) {
+      /* Position pos - slots was abandoned: reclaim once the host answered it. */
+      gpuio_forward_entry *e = gpuio_forward_entry_at(ch, index);
+      usable = gpuio_ld_acquire_64(&e->stamp) == gpuio_forward_stamp(pos - slots, GPUIO_STAMP_DONE);
     }
     if (usable) {
       if (gpuio_cas_64(&st->reserve, pos, pos + 1) == pos) {
         /* Position pos and its entry are ours alone now. */
-        gpuio_st_relaxed_32(gpuio_forward_slot_state(ch, index), GPUIO_SLOT_IN_FLIGHT);
+        gpuio_st_relaxed_64(word, gpuio_forward_word(ch, pos, GPUIO_SLOT_IN_FLIGHT));
         s->pos = pos;
         gpuio_impl_slot_bind(ch, s, index);
         return 0;
@@ -70,7 +81,7 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
       if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
       continue;
     }
-    if (stamp >> GPUIO_STAMP_SHIFT >= pos) {
+    if ((w >> 2) > pos / slots) {
       /* Someone already took pos: our view of reserve was stale. */
       if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
       continue;
@@ -104,18 +115,23 @@ GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
     }
     if (gpuio_impl_past(deadline)) {
       /* After this store we touch neither the entry nor the staging chunk again. */
-      gpuio_xchg_32(gpuio_forward_slot_state(ch, s->index), GPUIO_SLOT_ABANDONED);
+      gpuio_fence_sc();
+      gpuio_st_release_64(gpuio_forward_slot_word(ch, s->index),
+                          gpuio_forward_word(ch, s->pos, GPUIO_SLOT_ABANDONED));
       return -GPUIO_ETIMEDOUT;
     }
     gpuio_pause();
   }
 }
 
-/* Frees the entry for position pos + slots. */
+/* Frees the entry for position pos + slots: the shared stamp first, then the
+ * device-local word producers wait on. */
 GPUIO_FN void gpuio_forward_release(const gpuio_channel *ch, gpuio_slot *s) {
   gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
-  gpuio_st_relaxed_32(gpuio_forward_slot_state(ch, s->index), GPUIO_SLOT_FREE);
-  gpuio_st_release_64(&e->stamp, gpuio_forward_stamp(s->pos + ch->slots, GPUIO_STAMP_FREE));
+  const gpuio_u64 next = s->pos + ch->slots;
+  gpuio_st_release_64(&e->stamp, gpuio_forward_stamp(next, GPUIO_STAMP_FREE));
+  gpuio_fence_sc();
+  gpuio_st_release_64(gpuio_forward_slot_word(ch, s->index), gpuio_forward_word(ch, next, GPUIO_SLOT_FREE));
 }
 
 #endif /* GPUIO_FORWARD_H */
