@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn a_missing_library_is_an_error_listing_every_name_tried() {
         let e = sys::Lib::open(&["libgpuio-no-such-hsa.so.1", "/nowhere/libhsa.so"]).unwrap_err();
-        let LoadError::NotFound { tried } = &e else {
+        let LoadError::NotFound { tried, .. } = &e else {
             panic!("{e:?}");
         };
         assert_eq!(tried.len(), 2);
@@ -198,6 +198,7 @@ mod tests {
     fn without_the_runtime_installed_the_reason_says_how_to_install_it() {
         let f = HsaFindings {
             library: Err(LoadError::NotFound {
+                what: sys::Lib::WHAT,
                 tried: vec![("libhsa-runtime64.so.1".into(), "not found".into())],
             }),
             kfd: false,

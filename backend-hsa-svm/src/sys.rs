@@ -80,21 +80,44 @@ pub const LIB_NAMES: &[&str] = &[
 /// Environment variable naming the HSA runtime library to load instead.
 pub const LIB_ENV: &str = "GPUIO_HSA_LIB";
 
-/// Why the runtime could not be loaded.
+/// Why a library could not be loaded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LoadError {
-    /// No candidate could be opened; each name with the loader's message.
-    #[error("the HSA runtime library was not found (tried {})", tried_list(.tried))]
-    NotFound { tried: Vec<(String, String)> },
+    /// No candidate could be opened; each name with the loader's message, or, for a
+    /// library that loaded but was passed over, the symbol it lacks.
+    #[error("{what} was not found (tried {})", tried_list(.tried))]
+    NotFound {
+        /// What was looked for, in words ("the HSA runtime library").
+        what: &'static str,
+        tried: Vec<(String, String)>,
+    },
     /// The library opened but lacks a function gpuio needs.
-    #[error(
-        "{library} has no symbol {symbol} ({message}); the ROCm runtime is too old or not HSA"
-    )]
+    #[error("{library} has no symbol {symbol} ({message}): it is not {what}, or too old")]
     MissingSymbol {
+        what: &'static str,
         library: String,
         symbol: &'static str,
         message: String,
     },
+}
+
+/// Resolves `$sym` from `$library` (opened as `$name`) into the field it is
+/// assigned to, or returns [`LoadError::MissingSymbol`].
+macro_rules! load_sym {
+    ($library:expr, $name:expr, $what:expr, $sym:literal) => {{
+        // SAFETY: the symbol has the C signature of the field it is stored in
+        // (declared from the library's header in this file); the library stays
+        // loaded as long as the table that holds the pointer.
+        let s = unsafe { $library.get(concat!($sym, "\0").as_bytes()) }.map_err(|e| {
+            LoadError::MissingSymbol {
+                what: $what,
+                library: $name.to_string(),
+                symbol: $sym,
+                message: e.to_string(),
+            }
+        })?;
+        *s
+    }};
 }
 
 fn tried_list(tried: &[(String, String)]) -> String {
@@ -141,7 +164,10 @@ impl std::fmt::Debug for Lib {
 }
 
 impl Lib {
-    /// Opens the first of `names` that loads and resolves every symbol.
+    /// What [`LoadError`]s call it.
+    pub const WHAT: &'static str = "the HSA runtime library";
+
+    /// Opens the first of `names` that loads; it must resolve every symbol.
     pub fn open(names: &[&str]) -> Result<Lib, LoadError> {
         let mut tried = Vec::new();
         for &name in names {
@@ -152,24 +178,17 @@ impl Lib {
                 Err(e) => tried.push((name.to_string(), loader_message(name, &e))),
             }
         }
-        Err(LoadError::NotFound { tried })
+        Err(LoadError::NotFound {
+            what: Self::WHAT,
+            tried,
+        })
     }
 
     fn resolve(name: &str, library: libloading::Library) -> Result<Lib, LoadError> {
         macro_rules! sym {
-            ($sym:literal) => {{
-                // SAFETY: the symbol has the C signature of the field it is stored in
-                // (declared from hsa.h / hsa_ext_amd.h above); the library stays
-                // loaded as long as the `Lib` that holds the pointer.
-                let s = unsafe { library.get(concat!($sym, "\0").as_bytes()) }.map_err(|e| {
-                    LoadError::MissingSymbol {
-                        library: name.to_string(),
-                        symbol: $sym,
-                        message: e.to_string(),
-                    }
-                })?;
-                *s
-            }};
+            ($sym:literal) => {
+                load_sym!(library, name, Self::WHAT, $sym)
+            };
         }
         Ok(Lib {
             name: name.to_string(),
@@ -195,9 +214,14 @@ pub fn loader_message(name: &str, e: &libloading::Error) -> String {
 
 /// The names [`lib`] tries: `GPUIO_HSA_LIB` alone when set, else [`LIB_NAMES`].
 pub fn lib_names() -> Vec<String> {
-    match std::env::var(LIB_ENV) {
+    names_from_env(LIB_ENV, LIB_NAMES)
+}
+
+/// The value of `env` alone when it is set and not empty, else `defaults`.
+fn names_from_env(env: &str, defaults: &[&str]) -> Vec<String> {
+    match std::env::var(env) {
         Ok(path) if !path.is_empty() => vec![path],
-        _ => LIB_NAMES.iter().map(|s| s.to_string()).collect(),
+        _ => defaults.iter().map(|s| s.to_string()).collect(),
     }
 }
 
