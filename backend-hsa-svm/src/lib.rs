@@ -1,12 +1,16 @@
-//! gpuio-backend-hsa-svm: AMD GPUs through HSA fine-grained memory (probing only, for now).
+//! gpuio-backend-hsa-svm: AMD GPUs through HSA fine-grained memory (probing and
+//! compiling only, for now).
 //!
-//! Layers as in cudarc: [`sys`] (a libloading table of the HSA runtime's functions,
-//! opened once, every name tried reported) → [`result`] (each call checked, a typed
-//! [`HsaError`](result::HsaError) with the runtime's text) → [`probe`] (what the
-//! machine has, as data). [`HsaBackend`] answers the backend role with that data;
-//! it cannot open channels yet (no HSA memory provider or device runner), so every
-//! transport is unavailable with the reason, and `open` says so.
+//! Layers as in cudarc: [`sys`] (libloading tables of the HSA runtime's, hiprtc's and
+//! comgr's functions, each opened once, every name tried reported) → [`result`] (each
+//! call checked, a typed error with the runtime's text) → [`probe`] (what the machine
+//! has, as data) and [`hiprtc`] (a [`Compiler`](hiprtc::Compiler) turning `gpuio.h`
+//! kernels into AMD code objects). [`HsaBackend`] answers the backend role with that
+//! data; it cannot open channels yet (no HSA memory provider or device runner), so
+//! every transport is unavailable with the reason, and `open` says so: gpuio's AMD
+//! kernels are compiled, never run on AMD hardware.
 
+pub mod hiprtc;
 pub mod probe;
 pub mod result;
 pub mod sys;
