@@ -1,12 +1,16 @@
-//! gpuio-backend-hsa-svm: AMD GPUs through HSA fine-grained memory (probing only, for now).
+//! gpuio-backend-hsa-svm: AMD GPUs through HSA fine-grained memory (probing and
+//! compiling only, for now).
 //!
-//! Layers as in cudarc: [`sys`] (a libloading table of the HSA runtime's functions,
-//! opened once, every name tried reported) → [`result`] (each call checked, a typed
-//! [`HsaError`](result::HsaError) with the runtime's text) → [`probe`] (what the
-//! machine has, as data). [`HsaBackend`] answers the backend role with that data;
-//! it cannot open channels yet (no HSA memory provider or device runner), so every
-//! transport is unavailable with the reason, and `open` says so.
+//! Layers as in cudarc: [`sys`] (libloading tables of the HSA runtime's, hiprtc's and
+//! comgr's functions, each opened once, every name tried reported) → [`result`] (each
+//! call checked, a typed error with the runtime's text) → [`probe`] (what the machine
+//! has, as data) and [`hiprtc`] (a [`Compiler`](hiprtc::Compiler) turning `gpuio.h`
+//! kernels into AMD code objects). [`HsaBackend`] answers the backend role with that
+//! data; it cannot open channels yet (no HSA memory provider or device runner), so
+//! every transport is unavailable with the reason, and `open` says so: gpuio's AMD
+//! kernels are compiled, never run on AMD hardware.
 
+pub mod hiprtc;
 pub mod probe;
 pub mod result;
 pub mod sys;
@@ -36,7 +40,8 @@ impl HsaBackend {
         let reason = match &verdict {
             Ok(gpus) => format!(
                 "found {gpus} with fine-grained memory, but gpuio's HSA memory provider and \
-                 device runner are not built yet; use the cuda or cpu backend"
+                 device runner are not built yet ({}); use the cuda or cpu backend",
+                hiprtc::NEVER_RUN
             ),
             Err(why) => why.clone(),
         };
@@ -103,6 +108,13 @@ fn capabilities(f: &HsaFindings) -> Vec<Capability> {
             ));
         }
     }
+    caps.push(Capability::new(
+        "hiprtc",
+        match &f.hiprtc {
+            Ok(info) => info.summary(hiprtc::PROBE_ARCH),
+            Err(e) => format!("unavailable: {e}; {}", hiprtc::NEVER_RUN),
+        },
+    ));
     caps
 }
 
@@ -120,24 +132,24 @@ impl Backend for HsaBackend {
     }
 
     fn device(&self) -> Result<Arc<dyn Device>, String> {
-        Err(
-            "the HSA backend has no device runner or memory provider yet (kernels for AMD are \
-             compiled in CI, never run on AMD hardware)"
-                .to_string(),
-        )
+        Err(format!(
+            "the HSA backend has no device runner or memory provider yet ({})",
+            hiprtc::NEVER_RUN
+        ))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hiprtc::HiprtcError;
     use crate::result::HsaError;
     use crate::sys::LoadError;
 
     #[test]
     fn a_missing_library_is_an_error_listing_every_name_tried() {
         let e = sys::Lib::open(&["libgpuio-no-such-hsa.so.1", "/nowhere/libhsa.so"]).unwrap_err();
-        let LoadError::NotFound { tried } = &e else {
+        let LoadError::NotFound { tried, .. } = &e else {
             panic!("{e:?}");
         };
         assert_eq!(tried.len(), 2);
@@ -198,12 +210,14 @@ mod tests {
     fn without_the_runtime_installed_the_reason_says_how_to_install_it() {
         let f = HsaFindings {
             library: Err(LoadError::NotFound {
+                what: sys::Lib::WHAT,
                 tried: vec![("libhsa-runtime64.so.1".into(), "not found".into())],
             }),
             kfd: false,
             init: None,
             agents: vec![],
             walk: None,
+            hiprtc: Err(no_hiprtc()),
         };
         let reason = f.verdict().unwrap_err();
         assert!(reason.contains("libhsa-runtime64.so.1"), "{reason}");
@@ -233,10 +247,67 @@ mod tests {
                 },
             ],
             walk: None,
+            hiprtc: Err(no_hiprtc()),
         };
         assert_eq!(f.verdict(), Ok("AMD Instinct MI210 (gfx90a)".to_string()));
         let p = HsaBackend::probe_from(&f);
         assert_eq!(p.device, "AMD Instinct MI210 (gfx90a)");
         assert!(p.transports.iter().all(|(_, a)| !a.is_available()));
+        for (_, a) in &p.transports {
+            let Availability::Unavailable { reason } = a else {
+                unreachable!()
+            };
+            assert!(reason.contains("never run on AMD hardware"), "{reason}");
+        }
+    }
+
+    fn no_hiprtc() -> HiprtcError {
+        HiprtcError::Library(LoadError::NotFound {
+            what: sys::HiprtcLib::WHAT,
+            tried: vec![("libamdhip64.so.5".into(), "not found".into())],
+        })
+    }
+
+    #[test]
+    fn the_probe_has_a_hiprtc_line_that_says_amd_kernels_never_run() {
+        let p = HsaBackend.probe();
+        let line = p
+            .capabilities
+            .iter()
+            .find(|c| c.name == "hiprtc")
+            .expect("a hiprtc capability");
+        eprintln!("hiprtc: {}", line.value);
+        assert!(
+            line.value.contains("never run on AMD hardware"),
+            "{}",
+            line.value
+        );
+        // Present: a version and what it compiles for; absent: the names tried.
+        assert!(
+            line.value.contains("compiles gpuio.h for gfx90a")
+                || line.value.contains("cannot compile for gfx90a")
+                || line.value.contains("compiles nothing")
+                || line.value.contains("was not found"),
+            "{}",
+            line.value
+        );
+    }
+
+    #[test]
+    fn without_hiprtc_the_probe_line_names_what_was_tried_and_how_to_install_it() {
+        let f = HsaFindings {
+            library: Ok("libhsa-runtime64.so.1".into()),
+            kfd: false,
+            init: None,
+            agents: vec![],
+            walk: None,
+            hiprtc: Err(no_hiprtc()),
+        };
+        let caps = capabilities(&f);
+        let line = &caps.iter().find(|c| c.name == "hiprtc").unwrap().value;
+        assert!(line.starts_with("unavailable: hiprtc"), "{line}");
+        assert!(line.contains("libamdhip64.so.5: not found"), "{line}");
+        assert!(line.contains("GPUIO_HIPRTC_LIB"), "{line}");
+        assert!(line.contains("never run on AMD hardware"), "{line}");
     }
 }

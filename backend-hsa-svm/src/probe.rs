@@ -1,8 +1,11 @@
 //! What the HSA runtime finds here: the library, `hsa_init`, GPU agents and their
 //! fine-grained global memory pools — as data, with a verdict a person can act on.
+//! Beside it, whether hiprtc is here to compile kernels for AMD GPUs (its version and
+//! targets only: the probe compiles nothing).
 
 use std::path::Path;
 
+use crate::hiprtc::{HiprtcError, HiprtcInfo};
 use crate::result::{self, HsaError};
 use crate::sys::{self, LoadError};
 
@@ -52,12 +55,15 @@ pub struct HsaFindings {
     pub agents: Vec<Agent>,
     /// A failure while walking agents or pools.
     pub walk: Option<HsaError>,
+    /// hiprtc's version and comgr's targets, or why hiprtc is not here.
+    pub hiprtc: Result<HiprtcInfo, HiprtcError>,
 }
 
 impl HsaFindings {
     /// Asks the runtime. Never panics; an `hsa_init` it makes is shut down again.
     pub fn detect() -> Self {
         let kfd = Path::new(KFD_PATH).exists();
+        let hiprtc = HiprtcInfo::detect();
         let lib = match sys::lib() {
             Ok(lib) => lib,
             Err(e) => {
@@ -67,6 +73,7 @@ impl HsaFindings {
                     init: None,
                     agents: Vec::new(),
                     walk: None,
+                    hiprtc,
                 }
             }
         };
@@ -76,6 +83,7 @@ impl HsaFindings {
             init: Some(result::init(lib)),
             agents: Vec::new(),
             walk: None,
+            hiprtc,
         };
         if let Some(Ok(())) = findings.init {
             match walk(lib) {
