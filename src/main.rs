@@ -77,6 +77,12 @@ enum Command {
         /// Longest the kernel may run, in seconds.
         #[arg(long, default_value_t = 60.0)]
         timeout: f64,
+        /// Request slots of the channel (default 256).
+        #[arg(long)]
+        slots: Option<u32>,
+        /// Longest one device call waits before -ETIMEDOUT, in seconds (default 5).
+        #[arg(long)]
+        call_timeout: Option<f64>,
         /// Run on every available pair (or every pair of --backend's backend) and
         /// print one table: wall time of the kernel, requests submitted, bytes in the
         /// output files and stdout, whether the channel closed clean, and whether
@@ -141,6 +147,8 @@ fn main() -> ExitCode {
             mut args,
             params,
             timeout,
+            slots,
+            call_timeout,
             compare,
         } => {
             if let Some(n) = params {
@@ -161,6 +169,8 @@ fn main() -> ExitCode {
                 files,
                 args,
                 timeout: std::time::Duration::from_secs_f64(timeout.max(0.0)),
+                slots,
+                call_timeout: call_timeout.map(|t| std::time::Duration::from_secs_f64(t.max(0.0))),
             };
             cli::run(&runtime, request.as_ref(), &factory, &spec, compare)
         }

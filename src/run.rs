@@ -72,12 +72,18 @@ pub struct RunSpec {
     pub args: Vec<u64>,
     /// Longest the kernel may run.
     pub timeout: Duration,
+    /// Request slots of the channel (`None`: the default).
+    pub slots: Option<u32>,
+    /// Longest one device call waits (`None`: the default).
+    pub call_timeout: Option<Duration>,
 }
 
 /// What one run on one pair gave.
 #[derive(Debug)]
 pub struct Outcome {
     pub wall: Duration,
+    /// This process's user + system CPU time while the kernel ran.
+    pub host_cpu: Duration,
     pub params: Vec<u64>,
     pub report: CloseReport,
     /// Bytes in the output files and captured stdout after the run.
@@ -159,6 +165,12 @@ fn run_once(
     stdout: Stdout<'_>,
 ) -> Result<Outcome, String> {
     let mut cfg = ChannelConfig::default();
+    if let Some(n) = spec.slots {
+        cfg.slots = n;
+    }
+    if let Some(t) = spec.call_timeout {
+        cfg.call_timeout = t;
+    }
     let mut open_files = Vec::new();
     for (f, path) in spec.files.iter().zip(paths) {
         let file = open_endpoint_file(path, f.access)?;
@@ -198,6 +210,7 @@ fn run_once(
         .open(cfg)
         .map_err(|e| format!("opening a channel: {e}"))?;
     let start = Instant::now();
+    let cpu_start = process_cpu_time();
     let running = module
         .launch(kernel, spec.grid, spec.block, &channel, &spec.args)
         .map_err(|e| match e {
@@ -240,6 +253,7 @@ fn run_once(
         .join()
         .map_err(|_| "the joining thread panicked".to_string())?;
     let wall = start.elapsed();
+    let host_cpu = process_cpu_time().saturating_sub(cpu_start);
     let report = channel.close();
     let params = joined.map_err(|e| format!("{e}; channel: {report}"))?;
     let mut out_bytes = 0;
@@ -257,10 +271,20 @@ fn run_once(
     }
     Ok(Outcome {
         wall,
+        host_cpu,
         params,
         report,
         out_bytes,
     })
+}
+
+/// User + system CPU time of this process so far (`CLOCK_PROCESS_CPUTIME_ID`).
+fn process_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 fn read_source(spec: &RunSpec) -> Result<(String, String), String> {
@@ -298,7 +322,13 @@ pub fn run(factory: &ChannelFactory, spec: &RunSpec) -> Result<Outcome, String> 
         &paths,
         Stdout::Live,
     )?;
-    eprintln!("gpuio run: finished in {:.3?}", outcome.wall);
+    eprintln!(
+        "gpuio run: finished in {:.3?} ({} requests, {:.0} requests/s; host CPU {:.3?})",
+        outcome.wall,
+        outcome.report.counters.submitted,
+        outcome.report.counters.submitted as f64 / outcome.wall.as_secs_f64().max(1e-9),
+        outcome.host_cpu
+    );
     eprintln!("params: {:?}", outcome.params);
     eprintln!("channel: {}", outcome.report);
     Ok(outcome)
@@ -435,19 +465,20 @@ pub fn compare_table(rows: &[CompareRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<14} {:>12} {:>10} {:>12}  {:<8}  output vs the first pair",
-        "pair", "wall", "requests", "out bytes", "clean"
+        "{:<14} {:>12} {:>10} {:>12} {:>10}  {:<8}  output vs the first pair",
+        "pair", "wall", "requests", "out bytes", "host CPU", "clean"
     );
     for r in rows {
         match &r.outcome {
             Ok(o) => {
                 let _ = writeln!(
                     out,
-                    "{:<14} {:>12} {:>10} {:>12}  {:<8}  {}",
+                    "{:<14} {:>12} {:>10} {:>12} {:>10}  {:<8}  {}",
                     r.pair,
                     format!("{:.3?}", o.wall),
                     o.report.counters.submitted,
                     o.out_bytes,
+                    format!("{:.3?}", o.host_cpu),
                     if o.report.is_clean() { "yes" } else { "NO" },
                     match &r.same {
                         None => "(reference)".to_string(),
