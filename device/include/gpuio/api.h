@@ -47,6 +47,21 @@ typedef struct gpuio_slot {
   gpuio_u64 staging_off; /* its offset in the staging area */
 } gpuio_slot;
 
+/* Exponential backoff for a thread waiting on others: from 64 ns, doubling up to a
+ * cap. With a hundred thousand threads waiting, polling every 64 ns saturates the
+ * few cache lines they poll and starves the threads doing the work (measured on
+ * the H100: throughput fell as threads were added); waiters that back off leave
+ * the memory system to them. */
+typedef struct gpuio_impl_backoff {
+  gpuio_u32 ns;
+} gpuio_impl_backoff;
+GPUIO_FN void gpuio_impl_backoff_pause(gpuio_impl_backoff *b, gpuio_u32 cap_ns) {
+  gpuio_u32 ns = b->ns < 64u ? 64u : b->ns;
+  if (ns > cap_ns) ns = cap_ns;
+  gpuio_sleep_ns(ns);
+  b->ns = ns * 2u;
+}
+
 GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_now_ns() + ch->timeout_ns; }
 GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
 

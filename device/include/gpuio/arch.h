@@ -15,6 +15,7 @@
  *   gpuio_xchg_32
  *   gpuio_now_ns()               a monotonic clock in nanoseconds (deadlines)
  *   gpuio_pause()                back off inside a spin loop
+ *   gpuio_sleep_ns(ns)           back off for about ns nanoseconds (GPUs; the host yields)
  *   gpuio_global_thread_id(), gpuio_lane_id(), gpuio_warp_id(), gpuio_thread_count()
  *   GPUIO_WARP_SIZE              lanes per warp (wavefront): 32 on CUDA and the host,
  *                                64 or 32 on HIP depending on the target
@@ -89,6 +90,7 @@ GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
   return t;
 }
 GPUIO_FN void gpuio_pause(void) { __nanosleep(64); }
+GPUIO_FN void gpuio_sleep_ns(gpuio_u32 ns) { __nanosleep(ns); }
 GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) {
   return (gpuio_u64)blockIdx.x * blockDim.x + threadIdx.x;
 }
@@ -179,6 +181,10 @@ GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
 #endif
 }
 GPUIO_FN void gpuio_pause(void) { __builtin_amdgcn_s_sleep(2); }
+/* s_sleep takes an immediate (units of 64 clocks): sleep in steps of about 64 ns. */
+GPUIO_FN void gpuio_sleep_ns(gpuio_u32 ns) {
+  for (gpuio_u32 i = 0; i <= ns >> 6; i++) __builtin_amdgcn_s_sleep(2);
+}
 GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) {
   return (gpuio_u64)__builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() +
          __builtin_amdgcn_workitem_id_x();
@@ -242,6 +248,11 @@ GPUIO_FN void gpuio_pause(void) {
     __builtin_ia32_pause();
 #endif
   }
+}
+/* Emulated threads outnumber cores: a longer wait is a yield, like a short one. */
+GPUIO_FN void gpuio_sleep_ns(gpuio_u32 ns) {
+  (void)ns;
+  gpuio_pause();
 }
 GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) { return gpuio_cpu_self.global_id; }
 GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return gpuio_cpu_self.thread_count; }

@@ -27,7 +27,8 @@
  * position after the host began closing fills it with such a NOP too, and fails
  * with -ESHUTDOWN (see gpuio_direct_acquire for the handshake with close()).
  *
- * Every wait is bounded by the caller's deadline and uses gpuio_pause(). Words only
+ * Every wait is bounded by the caller's deadline and backs off (gpuio_impl_backoff,
+ * or in proportion to how far back in line it is). Words only
  * the device touches (state, slot_state) are device-local; the ring words, SQEs and
  * CQEs are shared with the kernel; ch->stats is shared with the host: `submitted` is
  * written by the publish-lock holder, `completed`/`failed` by the reap-lock holder,
@@ -212,6 +213,7 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
   const bool closing = gpuio_ld_acquire_32(&ch->closing) != 0u;
   gpuio_direct_slot *sl = gpuio_direct_slot_of(ch, pos);
   const gpuio_u64 slots = ch->slots;
+  gpuio_impl_backoff backoff = {0};
   for (;;) {
     const gpuio_u64 q = gpuio_ld_acquire_64(&sl->seq);
     const gpuio_u64 base = q & GPUIO_DIRECT_SEQ_POS, gave_up = q >> GPUIO_DIRECT_SEQ_SHIFT;
@@ -233,10 +235,17 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
         return -GPUIO_ETIMEDOUT;
       }
     }
-    /* The slot may be waiting for a completion nobody else will reap (its waiter
-     * gave up, or every thread is queued here): reap while waiting. */
-    gpuio_direct_reap(ch);
-    gpuio_pause();
+    /* Next in line: the slot may be waiting for a completion nobody else will reap
+     * (its waiter gave up, or every thread is queued here), so reap while waiting,
+     * and look again soon. Further back: the turn is laps away, so sleep in
+     * proportion and leave the reap lock and the slot's word to those in front. */
+    const gpuio_u64 laps = (pos - base) / slots;
+    if (laps <= 1u) {
+      gpuio_direct_reap(ch);
+      gpuio_impl_backoff_pause(&backoff, 1024u);
+    } else {
+      gpuio_sleep_ns(laps > 64u ? 256000u : (gpuio_u32)laps * 4000u);
+    }
   }
   if (closing) {
     gpuio_direct_stand_in(ch, pos);
@@ -275,6 +284,7 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
 
 GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   gpuio_direct_slot *sl = gpuio_direct_slot_of(ch, s->pos);
+  gpuio_impl_backoff backoff = {0};
   for (;;) {
     if (gpuio_ld_acquire_32(&sl->state) == GPUIO_SLOT_DONE) {
       *result = (gpuio_i32)gpuio_ld_relaxed_32((const gpuio_u32 *)&sl->res);
@@ -291,7 +301,7 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
       gpuio_fetch_add_64(&gpuio_direct_stats(ch)->timed_out, 1u);
       return -GPUIO_ETIMEDOUT;
     }
-    gpuio_pause();
+    gpuio_impl_backoff_pause(&backoff, 1024u);
   }
 }
 

@@ -58,6 +58,7 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(ch->forward.state);
   const gpuio_u64 slots = ch->slots;
   bool waited = false;
+  gpuio_impl_backoff backoff = {0};
   for (;;) {
     gpuio_u64 pos = gpuio_ld_relaxed_64(&st->reserve);
     gpuio_u32 index = (gpuio_u32)(pos & (slots - 1));
@@ -91,7 +92,7 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
     if (waited && gpuio_ld_acquire_32(&ch->closing)) return -GPUIO_ESHUTDOWN;
     if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
     waited = true;
-    gpuio_pause();
+    gpuio_impl_backoff_pause(&backoff, 32768u);
   }
 }
 
@@ -108,6 +109,7 @@ GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const
 GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
   const gpuio_u64 done = gpuio_forward_stamp(s->pos, GPUIO_STAMP_DONE);
+  gpuio_impl_backoff backoff = {0};
   for (;;) {
     if (gpuio_ld_acquire_64(&e->stamp) == done) {
       *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
@@ -120,7 +122,7 @@ GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
                           gpuio_forward_word(ch, s->pos, GPUIO_SLOT_ABANDONED));
       return -GPUIO_ETIMEDOUT;
     }
-    gpuio_pause();
+    gpuio_impl_backoff_pause(&backoff, 1024u);
   }
 }
 

@@ -171,7 +171,14 @@ GPUIO_FN int gpuio_mailbox_lock(const gpuio_channel *ch, gpuio_u32 *lock, gpuio_
         gpuio_mailbox_abandon(lock, k);
         return e;
       }
-      if (!again) gpuio_pause();
+      if (!again) {
+        /* A waiter far back in the queue sleeps in proportion to its distance (well
+         * under `patience`, so its turn is never passed over for being asleep) and
+         * leaves the lock word to the ones in front. */
+        const gpuio_u32 d = (k - s) & GPUIO_MB_TICKETS;
+        if (d <= 1u) gpuio_pause();
+        else gpuio_sleep_ns(d > 100u ? 200000u : d * 2000u);
+      }
     }
   }
 }
@@ -226,12 +233,13 @@ GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const
 GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
   gpuio_u32 sent = (gpuio_u32)s->pos;
+  gpuio_impl_backoff backoff = {0};
   while (gpuio_ld_acquire_32(&port->host_out) != sent) {
     if (gpuio_impl_past(deadline)) {
       gpuio_mailbox_unlock(gpuio_mailbox_lock_at(ch, s->index));
       return -GPUIO_ETIMEDOUT;
     }
-    gpuio_pause();
+    gpuio_impl_backoff_pause(&backoff, 1024u);
   }
   /* The acquire above orders this read after the host's write of it. */
   *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&port->result);
