@@ -9,7 +9,12 @@
 //!   reference: one host thread `pwrite`-ing exactly the same ranges to a file in
 //!   the same directory;
 //! * `gpuio_printf` lines from 64 threads to a file — reference: one host thread
-//!   formatting the same lines with `snprintf` and `write`-ing each.
+//!   formatting the same lines with `snprintf` and `write`-ing each;
+//! * the whole device (`Device::full_shape`: every SM × 1024 threads on a GPU),
+//!   each thread a 48-byte `gpuio_pwrite`, a `gpuio_pread` of it back and a
+//!   `gpuio_printf`, on a default channel: requests/s, how many threads made the
+//!   whole round trip, and the host CPU time per million requests — reference: one
+//!   host thread doing the same `pwrite`, `pread` and `write` for every row.
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -256,7 +261,106 @@ pub fn run_transport(
         reference: None,
     });
     let _ = std::fs::remove_file(&out_path);
+
+    figures.push(whole_device(device, transport, open, dir)?);
     Ok(figures)
+}
+
+/// User + system CPU time of this process so far.
+fn process_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// The whole device at once (see the module doc). Calls that fail (a deadline
+/// passed under the load) are not an error here: the figure says how many
+/// threads made the round trip.
+fn whole_device(
+    device: &dyn Device,
+    transport: TransportKind,
+    open: &Opener<'_>,
+    dir: &Path,
+) -> Result<Figure, String> {
+    use gpuio_device::kernels::{full_device_row, FULL_DEVICE_ROW};
+    let (grid, block) = device.full_shape();
+    let threads = u64::from(grid) * u64::from(block);
+    let rows_path = dir.join(format!("bench-{transport}-rows.bin"));
+    let out_path = dir.join(format!("bench-{transport}-rows.txt"));
+    let rows = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&rows_path)
+        .map_err(|e| format!("open {}: {e}", rows_path.display()))?;
+    let (_out, mut cfg) = stdout_file_config(&out_path)?;
+    let ep =
+        cfg.endpoint(Endpoint::file("rows", &rows, Access::READ_WRITE).map_err(|e| e.to_string())?);
+    let ch = open(cfg)?;
+    let cpu0 = process_cpu_time();
+    let start = Instant::now();
+    let run = device
+        .launch("full_device", grid, block, &ch, &[u64::from(ep), 0, 0, 0])
+        .map_err(|e| format!("launch full_device: {e}"))?;
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("full_device: {e}"))?;
+    let took = start.elapsed();
+    let cpu = process_cpu_time().saturating_sub(cpu0);
+    let report = ch.close();
+    let requests = report.counters.submitted;
+
+    // The reference: one host thread, the same three calls for every row.
+    let ref_path = dir.join(format!("bench-{transport}-rows-host.bin"));
+    let ref_file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&ref_path)
+        .map_err(|e| format!("open {}: {e}", ref_path.display()))?;
+    let sink = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_APPEND)
+        .open(dir.join("bench-host-rows.txt"))
+        .map_err(|e| format!("open host rows: {e}"))?;
+    let host_start = Instant::now();
+    let mut back = [0u8; FULL_DEVICE_ROW];
+    for t in 0..threads {
+        let row = full_device_row(t, threads);
+        let off = t * FULL_DEVICE_ROW as u64;
+        ref_file
+            .write_all_at(row.as_bytes(), off)
+            .and_then(|()| ref_file.read_exact_at(&mut back, off))
+            .and_then(|()| std::io::Write::write_all(&mut &sink, row.as_bytes()))
+            .map_err(|e| format!("host rows: {e}"))?;
+    }
+    let host_rate = (3 * threads) as f64 / host_start.elapsed().as_secs_f64();
+    drop((rows, ref_file, sink));
+    for f in [
+        &rows_path,
+        &out_path,
+        &ref_path,
+        &dir.join("bench-host-rows.txt"),
+    ] {
+        let _ = std::fs::remove_file(f);
+    }
+    Ok(Figure {
+        what: format!(
+            "{transport}: whole device {grid}x{block}, write+read+printf ({} of {threads} threads done, {} timed out, host CPU {:.2} s/M req)",
+            p[3],
+            report.timed_out,
+            cpu.as_secs_f64() * 1e6 / (requests.max(1)) as f64
+        ),
+        value: requests as f64 / took.as_secs_f64() / 1e3,
+        unit: "kreq/s",
+        reference: Some(("one host thread, same calls".to_string(), host_rate / 1e3)),
+    })
 }
 
 /// Lines per second one host thread formats (`snprintf`) and writes (`write`, one
