@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, TransportKind};
-use gpuio_device::kernels::{pattern_byte, writes_of, BAD_INPUT_CASES, REGION};
+use gpuio_device::kernels::{pattern_byte, writes_of, BAD_INPUT_CASES, NULL_CHANNEL_CALLS, REGION};
 use gpuio_device::Device;
 
 /// Opens a channel for a case (a backend's transport, bound to its device).
@@ -55,6 +55,10 @@ pub const CASES: &[Case] = &[
     Case {
         name: "close_with_requests_in_flight",
         run: close_in_flight,
+    },
+    Case {
+        name: "null_channel_gives_einval_from_every_call",
+        run: null_channel,
     },
 ];
 
@@ -495,5 +499,36 @@ fn close_in_flight(t: &Target<'_>) -> Result<String, String> {
     Ok(format!(
         "kernel: {} writes ok, {} threads saw -ESHUTDOWN, {} timed out; {report}",
         p[4], p[5], p[8]
+    ))
+}
+
+/// Every public call with `ch == nullptr` returns `-EINVAL` (and
+/// `gpuio_user_staging` NULL with 0 bytes) instead of reading through it.
+fn null_channel(t: &Target<'_>) -> Result<String, String> {
+    let ch = (t.open)(ChannelConfig::default())?;
+    let mut params = vec![0u64; 14];
+    params[12] = u64::MAX;
+    params[13] = u64::MAX;
+    let p = run_kernel(t, &ch, "null_channel", 1, &params)?;
+    let einval = -i64::from(libc::EINVAL);
+    let mut wrong: Vec<String> = NULL_CHANNEL_CALLS
+        .iter()
+        .zip(&p[1..11])
+        .filter(|(_, &got)| got as i64 != einval)
+        .map(|(call, &got)| format!("{call}: got {}, expected -EINVAL", errno_name(got as i64)))
+        .collect();
+    if (p[11], p[12], p[13]) != (0, 0, 0) {
+        wrong.push(format!(
+            "gpuio_user_staging: got pointer {:#x}, offset {}, length {}; expected NULL, 0, 0",
+            p[11], p[12], p[13]
+        ));
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    let closed = check_close(ch)?;
+    Ok(format!(
+        "{} calls with a null channel returned -EINVAL, gpuio_user_staging NULL; {closed}",
+        NULL_CHANNEL_CALLS.len()
     ))
 }

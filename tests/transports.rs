@@ -60,6 +60,10 @@ macro_rules! cases {
             fn close_with_requests_in_flight_is_bounded_and_loses_nothing() {
                 run_case($kind, "close_with_requests_in_flight");
             }
+            #[test]
+            fn every_call_with_a_null_channel_returns_einval_instead_of_crashing() {
+                run_case($kind, "null_channel_gives_einval_from_every_call");
+            }
         }
     )*};
 }
@@ -73,5 +77,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 5);
+    assert_eq!(CASES.len(), 6);
 }

@@ -25,8 +25,8 @@
  * Endpoints are indices into the host's table (`gpuio run --file` order), never fds.
  *
  * Calls. All return >= 0 or -errno (EBADF: no such endpoint or not registered for
- * that access; EINVAL: a bad length or offset; ESPIPE: a positioned call on a
- * stream), never trap, give up with -ETIMEDOUT at their deadline, and return
+ * that access; EINVAL: a bad length or offset, or a null `ch`; ESPIPE: a
+ * positioned call on a stream), never trap (not even on a null `ch`), give up with -ETIMEDOUT at their deadline, and return
  * -ESHUTDOWN once the host closes the channel:
  *   gpuio_i64 gpuio_pwrite(ch, gpuio_u32 ep, const void *buf, gpuio_u64 len, gpuio_i64 off)
  *   gpuio_i64 gpuio_pread (ch, gpuio_u32 ep, void *buf, gpuio_u64 len, gpuio_i64 off)
@@ -41,6 +41,7 @@
  *   gpuio_i64 gpuio_nop(ch)                   a round trip that does nothing
  *   char *gpuio_user_staging(ch, &off, &len)  then gpuio_pwrite_staged / gpuio_pread_staged
  *       (ch, ep, staging_off, len, off): I/O on bytes already in the staging area
+ *       (NULL with off = len = 0 for a null `ch`)
  * Helpers:
  *   int gpuio_snprintf(buf, cap, fmt, ...)   C99 snprintf (%d %u %x %s %c %p %f %e %g,
  *       flags, width, precision, hh/h/l/ll/z); returns the length it would have written

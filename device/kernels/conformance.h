@@ -160,4 +160,33 @@ GPUIO_KERNEL(gpuio_k_nop)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* Every public call with a null channel: each must return -EINVAL without reading
+ * through it (gpuio_user_staging: NULL and 0 bytes). The null comes from params so
+ * no compiler can fold it. params: [0] the channel to use (the host passes 0);
+ * out: [1..11) one result per call (see gpuio_device::kernels::NULL_CHANNEL_CALLS),
+ * [11] gpuio_user_staging's pointer, [12] its offset, [13] its length. */
+GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  (void)ch;
+  const gpuio_channel *none = (const gpuio_channel *)p[0];
+  gpuio_i64 *out = (gpuio_i64 *)&p[1];
+  char x[16];
+  for (int i = 0; i < 16; i++) x[i] = 'N';
+  out[0] = gpuio_nop(none);
+  out[1] = gpuio_pwrite(none, 0, x, 16, 0);
+  out[2] = gpuio_pread(none, 0, x, 16, 0);
+  out[3] = gpuio_write(none, 0, x, 16);
+  out[4] = gpuio_read(none, 0, x, 16);
+  out[5] = gpuio_pwrite_staged(none, 0, 0, 16, 0);
+  out[6] = gpuio_pread_staged(none, 0, 0, 16, 0);
+  out[7] = gpuio_printf(none, "null %d\n", 1);
+  out[8] = gpuio_fprintf(none, 0, "null %d\n", 2);
+  out[9] = gpuio_printf(none, "no arguments\n");
+  gpuio_u64 off = 77, len = 77;
+  char *user = gpuio_user_staging(none, &off, &len);
+  p[11] = (gpuio_u64)user;
+  p[12] = off;
+  p[13] = len;
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

@@ -51,6 +51,21 @@ pub const BAD_INPUT_CASES: [&str; 11] = [
     "a good write afterwards",
 ];
 
+/// Result slots of `gpuio_k_null_channel`, from `params[1]`: the call each made
+/// with a null channel (each must return `-EINVAL`).
+pub const NULL_CHANNEL_CALLS: [&str; 10] = [
+    "gpuio_nop",
+    "gpuio_pwrite",
+    "gpuio_pread",
+    "gpuio_write",
+    "gpuio_read",
+    "gpuio_pwrite_staged",
+    "gpuio_pread_staged",
+    "gpuio_printf",
+    "gpuio_fprintf",
+    "gpuio_printf (no arguments)",
+];
+
 macro_rules! kernels {
     ($($name:ident),* $(,)?) => {
         extern "C" { $(fn $name(ch: *const gpuio_core::abi::Channel, params: *mut u64);)* }
@@ -66,6 +81,7 @@ kernels!(
     gpuio_k_bad_input,
     gpuio_k_until_closed,
     gpuio_k_nop,
+    gpuio_k_null_channel,
 );
 
 /// The entry-point symbol of a conformance kernel named with or without its

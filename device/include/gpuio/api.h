@@ -17,6 +17,9 @@
  * late completion arrives, so nothing is lost or reused early. The slot's staging
  * chunk stays the caller's until release, so results can be copied out first.
  *
+ * A null `ch` (or one that is not a gpuio descriptor) is -EINVAL from every call
+ * (gpuio_user_staging: NULL and 0 bytes); no call reads through it first.
+ *
  * Names: the calls a kernel makes are gpuio_<call> (listed in gpuio.h). Helpers
  * that are not API carry the prefix gpuio_impl_ (here) or their transport's
  * prefix (gpuio_direct_, gpuio_forward_, gpuio_mailbox_, gpuio_fmt_); they may
@@ -183,6 +186,12 @@ GPUIO_FN gpuio_i64 gpuio_nop(const gpuio_channel *ch) {
 /* The staging bytes the kernel manages itself: returns their device pointer and
  * stores their offset in the staging area and their length. */
 GPUIO_FN char *gpuio_user_staging(const gpuio_channel *ch, gpuio_u64 *off, gpuio_u64 *len) {
+  /* No channel (null, or not a descriptor this header speaks): NULL, 0 bytes. */
+  if (!ch || ch->magic != GPUIO_MAGIC || ch->version != GPUIO_ABI_VERSION) {
+    if (off) *off = 0;
+    if (len) *len = 0;
+    return nullptr;
+  }
   gpuio_u64 o = (gpuio_u64)ch->slots * ch->slot_size;
   if (off) *off = o;
   if (len) *len = ch->staging_len - o;
@@ -251,6 +260,8 @@ GPUIO_FN gpuio_i64 gpuio_write(const gpuio_channel *ch, gpuio_u32 ep, const void
 }
 /* read(2) on a stream endpoint: at most slot_size bytes per call. */
 GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len) {
+  int e = gpuio_impl_check_channel(ch); /* before reading ch->slot_size */
+  if (e) return e;
   if (len > ch->slot_size) len = ch->slot_size;
   return gpuio_impl_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
 }
@@ -282,6 +293,8 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
 
 /* printf to the channel's stdout endpoint (-EBADF when the host registered none). */
 template <typename... A> GPUIO_FN gpuio_i64 gpuio_printf(const gpuio_channel *ch, const char *fmt, A... args) {
+  int e = gpuio_impl_check_channel(ch); /* before reading ch->stdout_endpoint */
+  if (e) return e;
   if (ch->stdout_endpoint < 0) return -GPUIO_EBADF;
   return gpuio_fprintf(ch, (gpuio_u32)ch->stdout_endpoint, fmt, args...);
 }
