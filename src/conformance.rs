@@ -60,6 +60,10 @@ pub const CASES: &[Case] = &[
         name: "null_channel_gives_einval_from_every_call",
         run: null_channel,
     },
+    Case {
+        name: "printf_cuts_long_lines_whole_and_refuses_overflow",
+        run: printf_limits,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -123,6 +127,8 @@ fn errno_name(e: i64) -> String {
         libc::ENOSYS => "ENOSYS",
         libc::ESPIPE => "ESPIPE",
         libc::EPROTO => "EPROTO",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::EOVERFLOW => "EOVERFLOW",
         _ => return format!("-{}", -e),
     };
     format!("-{name}")
@@ -530,5 +536,83 @@ fn null_channel(t: &Target<'_>) -> Result<String, String> {
     Ok(format!(
         "{} calls with a null channel returned -EINVAL, gpuio_user_staging NULL; {closed}",
         NULL_CHANNEL_CALLS.len()
+    ))
+}
+
+/// `gpuio_printf` of a line longer than a slot writes it cut, still ending in its
+/// newline, and says so (`-EMSGSIZE`); output over `INT_MAX` bytes writes nothing
+/// (`-EOVERFLOW`); the lines around them arrive whole, none glued to another.
+fn printf_limits(t: &Target<'_>) -> Result<String, String> {
+    const SLOT: usize = 4096;
+    let path = t.dir.join("limits.txt");
+    let (_out, mut cfg) = stdout_file_config(&path)?;
+    cfg.slot_size = SLOT as u32;
+    let ch = (t.open)(cfg)?;
+    let mut long = vec![b'x'; SLOT + 100];
+    long.push(0);
+    let src = t
+        .device
+        .buffer(long.len(), &long)
+        .map_err(|e| format!("string buffer: {e}"))?;
+    let mut params = vec![0u64; 9];
+    params[0] = src.device_addr();
+    let p = run_kernel(t, &ch, "printf_limits", 1, &params)?;
+    let (emsgsize, eoverflow) = (-i64::from(libc::EMSGSIZE), -i64::from(libc::EOVERFLOW));
+    let calls: [(&str, i64); 8] = [
+        ("a line of slot_size + 100 bytes and its newline", emsgsize),
+        ("the next line", 5),
+        ("slot_size + 100 bytes without a newline", emsgsize),
+        ("the line after it", 5),
+        ("a line over INT_MAX bytes", eoverflow),
+        ("the line after that", 6),
+        ("an empty format", 0),
+        ("a line of exactly slot_size - 1 bytes", SLOT as i64 - 1),
+    ];
+    let wrong: Vec<String> = calls
+        .iter()
+        .zip(&p[1..9])
+        .filter(|((_, want), &got)| got as i64 != *want)
+        .map(|((what, want), &got)| {
+            format!(
+                "{what}: got {}, expected {}",
+                errno_name(got as i64),
+                errno_name(*want)
+            )
+        })
+        .collect();
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    let closed = check_close(ch)?;
+    let text = std::fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+    let x = |n: usize| "x".repeat(n);
+    let want = format!(
+        "{}\nnext\n{}|end\nafter\n{}\n",
+        x(SLOT - 2),
+        x(SLOT - 1),
+        x(SLOT - 2)
+    );
+    if text != want.as_bytes() {
+        let got = String::from_utf8_lossy(&text);
+        let lines: Vec<String> = got
+            .split_inclusive('\n')
+            .map(|l| {
+                format!(
+                    "{} bytes ending {:?}",
+                    l.len(),
+                    &l[l.len().saturating_sub(8)..]
+                )
+            })
+            .collect();
+        return Err(format!(
+            "the output is {} bytes, expected {}: lines {lines:?}",
+            text.len(),
+            want.len()
+        ));
+    }
+    Ok(format!(
+        "a {}-byte line cut to one slot with its newline (-EMSGSIZE), an INT_MAX overflow \
+         refused (-EOVERFLOW), the lines around them whole; {closed}",
+        SLOT + 100
     ))
 }

@@ -64,6 +64,10 @@ macro_rules! cases {
             fn every_call_with_a_null_channel_returns_einval_instead_of_crashing() {
                 run_case($kind, "null_channel_gives_einval_from_every_call");
             }
+            #[test]
+            fn printf_of_a_line_longer_than_a_slot_keeps_its_newline_and_says_it_was_cut() {
+                run_case($kind, "printf_cuts_long_lines_whole_and_refuses_overflow");
+            }
         }
     )*};
 }
@@ -77,5 +81,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 6);
+    assert_eq!(CASES.len(), 7);
 }

@@ -37,7 +37,12 @@
  *       read(2) gave, at most one slot
  *   gpuio_i64 gpuio_printf(ch, fmt, ...)      to the host's stdout endpoint (gpuio_printf
  *   gpuio_i64 gpuio_fprintf(ch, ep, fmt, ...) writes there) as one write(2), so output
- *       of different threads never interleaves within a call; add the '\n' yourself
+ *       of different threads never interleaves within a call; add the '\n' yourself.
+ *       Returns the bytes written. One call writes at most slot_size - 1 bytes
+ *       (64 KiB - 1 by default): longer output is cut to slot_size - 2 bytes plus
+ *       the format's final '\n' (so the next line starts on its own line), written,
+ *       and the call returns -EMSGSIZE; output longer than INT_MAX bytes writes
+ *       nothing and returns -EOVERFLOW
  *   gpuio_i64 gpuio_nop(ch)                   a round trip that does nothing
  *   char *gpuio_user_staging(ch, &off, &len)  then gpuio_pwrite_staged / gpuio_pread_staged
  *       (ch, ep, staging_off, len, off): I/O on bytes already in the staging area

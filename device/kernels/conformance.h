@@ -189,4 +189,24 @@ GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
   p[13] = len;
 }
 
+/* printf at its limits, from one thread, in this order. params: [0] a NUL-terminated
+ * string of slot_size + 100 'x' (device pointer); out: [1] "%s\n" of it (cut:
+ * -EMSGSIZE), [2] "next\n", [3] "%s" of it (cut, no newline to keep: -EMSGSIZE),
+ * [4] "|end\n", [5] a line over INT_MAX bytes (-EOVERFLOW, nothing written),
+ * [6] "after\n", [7] "" (0), [8] "%s\n" of its last slot_size - 2 bytes (exactly
+ * one slot: slot_size - 1). */
+GPUIO_KERNEL(gpuio_k_printf_limits)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  const char *x = (const char *)p[0];
+  gpuio_i64 *out = (gpuio_i64 *)&p[1];
+  out[0] = gpuio_printf(ch, "%s\n", x);
+  out[1] = gpuio_printf(ch, "next\n");
+  out[2] = gpuio_printf(ch, "%s", x);
+  out[3] = gpuio_printf(ch, "|end\n");
+  out[4] = gpuio_printf(ch, "%*d%*d\n", 2147483647, 1, 2147483647, 2);
+  out[5] = gpuio_printf(ch, "after\n");
+  out[6] = gpuio_printf(ch, "");
+  out[7] = gpuio_printf(ch, "%s\n", x + 102);
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

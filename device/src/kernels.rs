@@ -82,6 +82,7 @@ kernels!(
     gpuio_k_until_closed,
     gpuio_k_nop,
     gpuio_k_null_channel,
+    gpuio_k_printf_limits,
 );
 
 /// The entry-point symbol of a conformance kernel named with or without its

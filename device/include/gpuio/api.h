@@ -38,6 +38,7 @@
 #define GPUIO_ESPIPE 29
 #define GPUIO_ENOSYS 38
 #define GPUIO_EPROTO 71
+#define GPUIO_EOVERFLOW 75
 #define GPUIO_EMSGSIZE 90
 #define GPUIO_ESHUTDOWN 108
 #define GPUIO_ETIMEDOUT 110
@@ -266,9 +267,25 @@ GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, 
   return gpuio_impl_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
 }
 
-/* Formats on the device into this call's staging chunk (at most slot_size - 1
- * bytes; longer output is cut there) and writes it to `ep` as one write(2), so
- * lines from many threads never interleave. Returns the bytes written or -errno. */
+/* Whether the format string's last character is a newline. */
+GPUIO_FN bool gpuio_impl_ends_with_newline(const char *fmt) {
+  if (!fmt || !*fmt) return false;
+  while (fmt[1]) ++fmt;
+  return *fmt == '\n';
+}
+
+/* Formats on the device into this call's staging chunk and writes it to `ep` as
+ * one write(2), so lines from many threads never interleave. Returns:
+ *   the bytes written (the whole line), or -errno from the channel or the write;
+ *   -EMSGSIZE: the output was longer than one slot holds (slot_size - 1 bytes).
+ *       Its first slot_size - 2 bytes and the format's final '\n' were written as
+ *       one write, so a cut line still ends its line and the next one is never
+ *       glued to it (a format without a final '\n': its first slot_size - 1
+ *       bytes); the rest is lost. Splitting it over several writes instead would
+ *       let other threads' lines land in the middle;
+ *   -EOVERFLOW: the output would have been longer than INT_MAX bytes; nothing is
+ *       written (the slot's turn is filled with a NOP: transports cannot skip one).
+ * An empty result writes nothing and returns 0. */
 template <typename... A>
 GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
   int e = gpuio_impl_check_channel(ch);
@@ -279,16 +296,23 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
   gpuio_slot s;
   e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
-  int n = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
-  if (n < 0) n = 0;
-  if ((gpuio_u64)n >= ch->slot_size) n = (int)ch->slot_size - 1;
+  const int full = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
+  gpuio_u64 n = full < 0 ? 0 : (gpuio_u64)full;
+  const bool cut = full >= 0 && n >= ch->slot_size;
+  if (cut) {
+    n = ch->slot_size - 1; /* what the formatter wrote, before its NUL */
+    if (gpuio_impl_ends_with_newline(fmt)) s.staging[n - 1] = '\n';
+  }
   if (n == 0) {
     gpuio_request nop = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
     gpuio_i64 res = gpuio_impl_run_release(ch, &s, &nop);
-    return res < 0 ? res : 0;
+    if (res < 0) return res;
+    return full < 0 ? -GPUIO_EOVERFLOW : 0;
   }
   gpuio_request r = {GPUIO_OP_WRITE, ep, (gpuio_u32)n, 0, s.staging_off, -1};
-  return gpuio_impl_run_release(ch, &s, &r);
+  gpuio_i64 res = gpuio_impl_run_release(ch, &s, &r);
+  if (res < 0) return res;
+  return cut ? -GPUIO_EMSGSIZE : res;
 }
 
 /* printf to the channel's stdout endpoint (-EBADF when the host registered none). */
