@@ -64,6 +64,10 @@ pub const CASES: &[Case] = &[
         name: "printf_cuts_long_lines_whole_and_refuses_overflow",
         run: printf_limits,
     },
+    Case {
+        name: "close_reports_every_timeout_the_kernel_saw",
+        run: timeouts_reported,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -615,4 +619,61 @@ fn printf_limits(t: &Target<'_>) -> Result<String, String> {
          refused (-EOVERFLOW), the lines around them whole; {closed}",
         SLOT + 100
     ))
+}
+
+/// Reads on a pipe nobody writes to, with a short deadline: every one times out,
+/// and `close()`'s report counts exactly the `-ETIMEDOUT`s the kernel saw.
+fn timeouts_reported(t: &Target<'_>) -> Result<String, String> {
+    const THREADS: u32 = 8;
+    const READS: u64 = 3;
+    let (rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let mut cfg = ChannelConfig {
+        call_timeout: Duration::from_millis(30),
+        ..ChannelConfig::default()
+    };
+    let ep = cfg.endpoint(
+        Endpoint::new(
+            "empty pipe",
+            EndpointKind::Pipe,
+            Access::READ,
+            std::os::fd::AsFd::as_fd(&rx),
+        )
+        .map_err(|e| format!("register the pipe: {e}"))?,
+    );
+    drop(rx); // the channel has its own
+    let ch = (t.open)(cfg)?;
+    let p = run_kernel(
+        t,
+        &ch,
+        "read_timeouts",
+        THREADS,
+        &[u64::from(ep), READS, 0, 0, 0],
+    )?;
+    // The reads still in flight end (at end of file) once nobody can write.
+    drop(tx);
+    let report = ch.close();
+    if p[3] != 0 {
+        return Err(format!(
+            "{} reads did not time out, the first returned {}",
+            p[3],
+            errno_name(p[4] as i64)
+        ));
+    }
+    let seen = p[2];
+    if seen != u64::from(THREADS) * READS {
+        return Err(format!(
+            "{seen} of {} reads timed out",
+            u64::from(THREADS) * READS
+        ));
+    }
+    if report.timed_out != seen {
+        return Err(format!(
+            "the kernel saw {seen} calls time out, close() reports {}: {report}",
+            report.timed_out
+        ));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    Ok(format!("the kernel saw {seen} -ETIMEDOUT; {report}"))
 }

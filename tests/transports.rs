@@ -68,6 +68,10 @@ macro_rules! cases {
             fn printf_of_a_line_longer_than_a_slot_keeps_its_newline_and_says_it_was_cut() {
                 run_case($kind, "printf_cuts_long_lines_whole_and_refuses_overflow");
             }
+            #[test]
+            fn close_reports_as_many_timeouts_as_the_kernel_saw() {
+                run_case($kind, "close_reports_every_timeout_the_kernel_saw");
+            }
         }
     )*};
 }
@@ -81,5 +85,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 7);
+    assert_eq!(CASES.len(), 8);
 }

@@ -209,4 +209,16 @@ GPUIO_KERNEL(gpuio_k_printf_limits)(const gpuio_channel *ch, gpuio_u64 *p) {
   out[7] = gpuio_printf(ch, "%s\n", x + 102);
 }
 
+/* Reads from a stream nobody writes to, every one bound to time out. params:
+ * [0] endpoint, [1] reads per thread; out: [2] calls that returned -ETIMEDOUT,
+ * [3] calls that returned anything else, [4] the first such result. */
+GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
+  char buf[64];
+  for (gpuio_u64 i = 0; i < p[1]; i++) {
+    gpuio_i64 r = gpuio_read(ch, (gpuio_u32)p[0], buf, sizeof buf);
+    if (r == -GPUIO_ETIMEDOUT) gpuio_fetch_add_64(&p[2], 1);
+    else gpuio_conf_fail(&p[3], &p[4], r);
+  }
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

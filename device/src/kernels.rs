@@ -83,6 +83,7 @@ kernels!(
     gpuio_k_nop,
     gpuio_k_null_channel,
     gpuio_k_printf_limits,
+    gpuio_k_read_timeouts,
 );
 
 /// The entry-point symbol of a conformance kernel named with or without its

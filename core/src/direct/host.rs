@@ -4,7 +4,6 @@
 
 use std::mem::{offset_of, size_of};
 use std::os::fd::BorrowedFd;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::abi::{self, DirectSlot, DirectState};
@@ -141,19 +140,7 @@ impl RingOwner {
 
     /// The device's counters (`Channel::stats`).
     pub fn stats(&self) -> abi::Stats {
-        let base = offset_of!(abi::Channel, stats);
-        let read = |field: usize| {
-            self.descriptor
-                .atomic_u64(base + field)
-                .map(|a| a.load(Ordering::Acquire))
-                .unwrap_or(0)
-        };
-        abi::Stats {
-            submitted: read(offset_of!(abi::Stats, submitted)),
-            completed: read(offset_of!(abi::Stats, completed)),
-            failed: read(offset_of!(abi::Stats, failed)),
-            timed_out: read(offset_of!(abi::Stats, timed_out)),
-        }
+        crate::transport::device_stats(&self.descriptor)
     }
 
     /// Reads the ring words and counters. Not atomic as a whole: a snapshot taken

@@ -84,11 +84,22 @@ GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
   return 0;
 }
 
+/* Counts a device call that gave up at its deadline in ch->stats.timed_out, which
+ * the host reads for close()'s report, and passes the result on. The forward and
+ * mailbox transports are counted here, once for each -ETIMEDOUT their acquire or
+ * wait returns (so every place in gpuio/forward.h and gpuio/mailbox.h that gives
+ * up is counted, whatever their protocols become); direct counts its own in
+ * gpuio/direct.h, whose raw-SQE path does not come through this dispatch. */
+GPUIO_FN int gpuio_impl_count_timeout(const gpuio_channel *ch, int e) {
+  if (e == -GPUIO_ETIMEDOUT) gpuio_fetch_add_64(&((gpuio_stats *)&ch->stats)->timed_out, 1u);
+  return e;
+}
+
 GPUIO_FN int gpuio_impl_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, s, deadline);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_forward_acquire(ch, s, deadline);
-  case GPUIO_TRANSPORT_MAILBOX: return gpuio_mailbox_acquire(ch, s, deadline);
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, s, deadline));
+  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, s, deadline));
   default: return -GPUIO_EPROTO;
   }
 }
@@ -105,8 +116,8 @@ GPUIO_FN void gpuio_impl_submit(const gpuio_channel *ch, gpuio_slot *s, const gp
 GPUIO_FN int gpuio_impl_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_wait(ch, s, deadline, result);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_forward_wait(ch, s, deadline, result);
-  case GPUIO_TRANSPORT_MAILBOX: return gpuio_mailbox_wait(ch, s, deadline, result);
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_wait(ch, s, deadline, result));
+  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_wait(ch, s, deadline, result));
   default: return -GPUIO_EPROTO;
   }
 }
