@@ -13,7 +13,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, TransportKind};
-use gpuio_device::kernels::{pattern_byte, writes_of, BAD_INPUT_CASES, NULL_CHANNEL_CALLS, REGION};
+use gpuio_device::kernels::{
+    pattern_byte, writes_of, BAD_INPUT_CASES, BEYOND_ACCESS_CASES, NULL_CHANNEL_CALLS, REGION,
+};
 use gpuio_device::Device;
 
 /// Opens a channel for a case (a backend's transport, bound to its device).
@@ -67,6 +69,10 @@ pub const CASES: &[Case] = &[
     Case {
         name: "close_reports_every_timeout_the_kernel_saw",
         run: timeouts_reported,
+    },
+    Case {
+        name: "raw_requests_beyond_declared_access_get_ebadf",
+        run: beyond_access,
     },
 ];
 
@@ -676,4 +682,97 @@ fn timeouts_reported(t: &Target<'_>) -> Result<String, String> {
         return Err(format!("close: {report}"));
     }
     Ok(format!("the kernel saw {seen} -ETIMEDOUT; {report}"))
+}
+
+/// Files opened read-write but declared read-only or write-only: raw requests (and
+/// on direct raw SQEs, which reach io_uring unchecked) beyond the declared access
+/// fail with `-EBADF` and change nothing; the declared access still works, and an
+/// `O_APPEND` file still appends.
+fn beyond_access(t: &Target<'_>) -> Result<String, String> {
+    let prefilled = |name: &str, bytes: &[u8], append: bool| -> Result<File, String> {
+        let path = t.dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| format!("write {}: {e}", path.display()))?;
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(if append { libc::O_APPEND } else { 0 })
+            .open(&path)
+            .map_err(|e| format!("open {}: {e}", path.display()))
+    };
+    let ro = prefilled("declared-read-only", b"read-only file\n", false)?;
+    let wo = prefilled("declared-write-only", b"BBBBBBBBBBBBBBBB", false)?;
+    let ap = prefilled("declared-append", b"head\n", true)?;
+    let mut cfg = ChannelConfig::default();
+    let ro_ep = cfg.endpoint(endpoint("read-only", &ro, Access::READ)?);
+    let wo_ep = cfg.endpoint(endpoint("write-only", &wo, Access::WRITE)?);
+    let ap_ep = cfg.endpoint(endpoint("append", &ap, Access::WRITE)?);
+    let ch = (t.open)(cfg)?;
+    let mut params = vec![u64::from(ro_ep), u64::from(wo_ep), u64::from(ap_ep)];
+    params.resize(14, 0);
+    let p = run_kernel(t, &ch, "beyond_access", 1, &params)?;
+    let ebadf = -i64::from(libc::EBADF);
+    let direct = t.transport == TransportKind::Direct;
+    let raw_sqe = if direct { ebadf } else { 1 };
+    let expect: [i64; 10] = [ebadf, ebadf, ebadf, ebadf, ebadf, raw_sqe, raw_sqe, 4, 5, 5];
+    let mut wrong: Vec<String> = BEYOND_ACCESS_CASES
+        .iter()
+        .zip(expect)
+        .zip(&p[3..13])
+        .filter(|((_, want), &got)| got as i64 != *want)
+        .map(|((case, want), &got)| {
+            format!(
+                "{case}: got {}, expected {}",
+                errno_name(got as i64),
+                errno_name(want)
+            )
+        })
+        .collect();
+    if p[13].to_le_bytes()[..4] != *b"read" {
+        wrong.push(format!(
+            "the pread gave {:?}, expected \"read\"",
+            String::from_utf8_lossy(&p[13].to_le_bytes()[..4])
+        ));
+    }
+    let report = ch.close();
+    let contents = |f: &File| -> Result<Vec<u8>, String> {
+        let mut v = Vec::new();
+        f.try_clone()
+            .and_then(|mut f| {
+                std::io::Seek::rewind(&mut f)?;
+                f.read_to_end(&mut v)
+            })
+            .map_err(|e| format!("read back: {e}"))?;
+        Ok(v)
+    };
+    for (what, f, want) in [
+        ("the read-only file", &ro, &b"read-only file\n"[..]),
+        ("the write-only file", &wo, &b"wroteBBBBBBBBBBB"[..]),
+        ("the O_APPEND file", &ap, &b"head\ntail\n"[..]),
+    ] {
+        let got = contents(f)?;
+        if got != want {
+            wrong.push(format!(
+                "{what} holds {:?}, expected {:?}",
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(want)
+            ));
+        }
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    // Every refused request reached the host or the ring and failed there; the
+    // three within the declared access completed.
+    let refused = if direct { 7 } else { 5 };
+    let c = report.counters;
+    if (c.completed, c.failed) != (3, refused) {
+        return Err(format!("expected completed 3 + failed {refused}: {report}"));
+    }
+    Ok(format!(
+        "{refused} requests beyond the declared access refused with -EBADF, nothing \
+         changed, the declared access works; {report}"
+    ))
 }

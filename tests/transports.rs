@@ -72,6 +72,10 @@ macro_rules! cases {
             fn close_reports_as_many_timeouts_as_the_kernel_saw() {
                 run_case($kind, "close_reports_every_timeout_the_kernel_saw");
             }
+            #[test]
+            fn a_raw_request_beyond_an_endpoints_declared_access_gets_ebadf_and_changes_nothing() {
+                run_case($kind, "raw_requests_beyond_declared_access_get_ebadf");
+            }
         }
     )*};
 }
@@ -85,5 +89,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 8);
+    assert_eq!(CASES.len(), 9);
 }

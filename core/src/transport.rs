@@ -79,6 +79,9 @@ pub enum TransportError {
     Unsupported(String),
     #[error("invalid channel configuration: {0}")]
     Config(String),
+    /// An endpoint's declared access cannot be enforced by this transport.
+    #[error(transparent)]
+    Endpoint(#[from] crate::endpoint::ConfineError),
 }
 
 impl TransportError {

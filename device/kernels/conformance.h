@@ -221,4 +221,54 @@ GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* Raw requests (and, on direct, raw SQEs) beyond what the host declared for an
+ * endpoint whose file was opened read-write: each must fail with -EBADF, on
+ * direct from io_uring itself. Then the declared access still works.
+ * params: [0] endpoint declared read-only, [1] one declared write-only, [2] one
+ * declared write-only on an O_APPEND file; out: [3..13) one result per case (see
+ * gpuio_device::kernels::BEYOND_ACCESS_CASES), [13] the 4 bytes case 7 read. */
+GPUIO_KERNEL(gpuio_k_beyond_access)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  gpuio_u32 ro = (gpuio_u32)p[0], wo = (gpuio_u32)p[1], ap = (gpuio_u32)p[2];
+  gpuio_i64 *out = (gpuio_i64 *)&p[3];
+  gpuio_u64 off = 0, room = 0;
+  char *user = gpuio_user_staging(ch, &off, &room);
+  for (int i = 0; i < 64 && (gpuio_u64)i < room; i++) user[i] = 'X';
+  gpuio_request w = {GPUIO_OP_PWRITE, ro, 64, 0, off, 0};
+  out[0] = gpuio_impl_request_raw(ch, &w); /* pwrite on a read-only endpoint */
+  gpuio_request ws = {GPUIO_OP_WRITE, ro, 64, 0, off, -1};
+  out[1] = gpuio_impl_request_raw(ch, &ws); /* write on a read-only endpoint */
+  gpuio_request r = {GPUIO_OP_PREAD, wo, 64, 0, off, 0};
+  out[2] = gpuio_impl_request_raw(ch, &r); /* pread on a write-only endpoint */
+  gpuio_request rs = {GPUIO_OP_READ, wo, 64, 0, off, -1};
+  out[3] = gpuio_impl_request_raw(ch, &rs); /* read on a write-only endpoint */
+  gpuio_request ra = {GPUIO_OP_READ, ap, 64, 0, off, -1};
+  out[4] = gpuio_impl_request_raw(ch, &ra); /* read on a write-only O_APPEND endpoint */
+  out[5] = 1;
+  out[6] = 1;
+#ifdef GPUIO_DIRECT_RAW_SQE
+  if (ch->transport == GPUIO_TRANSPORT_DIRECT) {
+    gpuio_sqe sqe = {};
+    sqe.opcode = GPUIO_IORING_OP_WRITE_FIXED;
+    sqe.flags = GPUIO_IOSQE_FIXED_FILE;
+    sqe.fd = (gpuio_i32)ro;
+    sqe.addr = ch->direct.fixed_buffer_host + off;
+    sqe.len = 64;
+    sqe.off = 0;
+    sqe.buf_index = 0;
+    out[5] = gpuio_direct_raw_sqe(ch, &sqe); /* WRITE_FIXED on the read-only file */
+    sqe.opcode = GPUIO_IORING_OP_READ_FIXED;
+    sqe.fd = (gpuio_i32)wo;
+    out[6] = gpuio_direct_raw_sqe(ch, &sqe); /* READ_FIXED on the write-only file */
+  }
+#endif
+  char got[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  out[7] = gpuio_pread(ch, ro, got, 4, 0);
+  gpuio_u64 word = 0;
+  for (int i = 0; i < 8; i++) word |= (gpuio_u64)(gpuio_u8)got[i] << (8 * i);
+  p[13] = word;
+  out[8] = gpuio_pwrite(ch, wo, "wrote", 5, 0);
+  out[9] = gpuio_write(ch, ap, "tail\n", 5);
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

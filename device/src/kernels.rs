@@ -66,6 +66,22 @@ pub const NULL_CHANNEL_CALLS: [&str; 10] = [
     "gpuio_printf (no arguments)",
 ];
 
+/// Result slots of `gpuio_k_beyond_access`, from `params[3]`, with what each case
+/// is: the first seven go beyond an endpoint's declared access (`-EBADF`; the two
+/// raw SQEs only on direct, `1` elsewhere), the last three stay within it.
+pub const BEYOND_ACCESS_CASES: [&str; 10] = [
+    "raw pwrite on an endpoint declared read-only",
+    "raw write on an endpoint declared read-only",
+    "raw pread on an endpoint declared write-only",
+    "raw read on an endpoint declared write-only",
+    "raw read on an O_APPEND endpoint declared write-only",
+    "raw SQE: WRITE_FIXED on the read-only endpoint's fixed file",
+    "raw SQE: READ_FIXED on the write-only endpoint's fixed file",
+    "pread of 4 bytes from the read-only endpoint",
+    "pwrite of 5 bytes to the write-only endpoint",
+    "write of 5 bytes to the O_APPEND endpoint",
+];
+
 macro_rules! kernels {
     ($($name:ident),* $(,)?) => {
         extern "C" { $(fn $name(ch: *const gpuio_core::abi::Channel, params: *mut u64);)* }
@@ -84,6 +100,7 @@ kernels!(
     gpuio_k_null_channel,
     gpuio_k_printf_limits,
     gpuio_k_read_timeouts,
+    gpuio_k_beyond_access,
 );
 
 /// The entry-point symbol of a conformance kernel named with or without its

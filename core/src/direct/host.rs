@@ -3,7 +3,7 @@
 //! recorded.
 
 use std::mem::{offset_of, size_of};
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 use crate::abi::{self, DirectSlot, DirectState};
@@ -83,8 +83,22 @@ impl RingOwner {
         let rings = ctx.alloc_shared(spec.rings_bytes())?;
         let sqes = ctx.alloc_shared(spec.sqes_bytes())?;
         let mut ring = DisabledRing::create(&spec, rings, sqes)?;
-        let fds: Vec<BorrowedFd<'_>> = ctx.endpoints.iter().map(|e| e.fd()).collect();
+        // A kernel's SQEs reach the fixed files unchecked, so each one carries
+        // exactly its endpoint's declared access (a file opened read-write and
+        // declared read-only is registered as a read-only reopening of it): a raw
+        // WRITE_FIXED on it gets -EBADF from io_uring itself. The kernel keeps its
+        // own references; these descriptors close once registered.
+        let confined: Vec<Option<OwnedFd>> = ctx
+            .endpoints
+            .iter()
+            .map(|e| e.fd_with_declared_access())
+            .collect::<Result<_, _>>()?;
+        let fds: Vec<Option<BorrowedFd<'_>>> = confined
+            .iter()
+            .map(|f| f.as_ref().map(|f| f.as_fd()))
+            .collect();
         ring.register_files(&fds)?;
+        drop(confined);
         // SAFETY: the staging area is the channel's shared memory: host and device
         // reach it only through raw copies, never Rust references; the channel keeps
         // it alive past this ring.
