@@ -13,7 +13,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, TransportKind};
-use gpuio_device::kernels::{pattern_byte, writes_of, BAD_INPUT_CASES, REGION};
+use gpuio_device::kernels::{
+    pattern_byte, writes_of, BAD_INPUT_CASES, BEYOND_ACCESS_CASES, NULL_CHANNEL_CALLS, REGION,
+};
 use gpuio_device::Device;
 
 /// Opens a channel for a case (a backend's transport, bound to its device).
@@ -59,6 +61,22 @@ pub const CASES: &[Case] = &[
     Case {
         name: "full_device_write_read_printf",
         run: full_device,
+    },
+    Case {
+        name: "null_channel_gives_einval_from_every_call",
+        run: null_channel,
+    },
+    Case {
+        name: "printf_cuts_long_lines_whole_and_refuses_overflow",
+        run: printf_limits,
+    },
+    Case {
+        name: "close_reports_every_timeout_the_kernel_saw",
+        run: timeouts_reported,
+    },
+    Case {
+        name: "raw_requests_beyond_declared_access_get_ebadf",
+        run: beyond_access,
     },
 ];
 
@@ -123,6 +141,8 @@ fn errno_name(e: i64) -> String {
         libc::ENOSYS => "ENOSYS",
         libc::ESPIPE => "ESPIPE",
         libc::EPROTO => "EPROTO",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::EOVERFLOW => "EOVERFLOW",
         _ => return format!("-{}", -e),
     };
     format!("-{name}")
@@ -571,5 +591,264 @@ fn close_in_flight(t: &Target<'_>) -> Result<String, String> {
     Ok(format!(
         "kernel: {} writes ok, {} threads saw -ESHUTDOWN, {} timed out; {report}",
         p[4], p[5], p[8]
+    ))
+}
+
+/// Every public call with `ch == nullptr` returns `-EINVAL` (and
+/// `gpuio_user_staging` NULL with 0 bytes) instead of reading through it.
+fn null_channel(t: &Target<'_>) -> Result<String, String> {
+    let ch = (t.open)(ChannelConfig::default())?;
+    let mut params = vec![0u64; 14];
+    params[12] = u64::MAX;
+    params[13] = u64::MAX;
+    let p = run_kernel(t, &ch, "null_channel", 1, &params)?;
+    let einval = -i64::from(libc::EINVAL);
+    let mut wrong: Vec<String> = NULL_CHANNEL_CALLS
+        .iter()
+        .zip(&p[1..11])
+        .filter(|(_, &got)| got as i64 != einval)
+        .map(|(call, &got)| format!("{call}: got {}, expected -EINVAL", errno_name(got as i64)))
+        .collect();
+    if (p[11], p[12], p[13]) != (0, 0, 0) {
+        wrong.push(format!(
+            "gpuio_user_staging: got pointer {:#x}, offset {}, length {}; expected NULL, 0, 0",
+            p[11], p[12], p[13]
+        ));
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    let closed = check_close(ch)?;
+    Ok(format!(
+        "{} calls with a null channel returned -EINVAL, gpuio_user_staging NULL; {closed}",
+        NULL_CHANNEL_CALLS.len()
+    ))
+}
+
+/// `gpuio_printf` of a line longer than a slot writes it cut, still ending in its
+/// newline, and says so (`-EMSGSIZE`); output over `INT_MAX` bytes writes nothing
+/// (`-EOVERFLOW`); the lines around them arrive whole, none glued to another.
+fn printf_limits(t: &Target<'_>) -> Result<String, String> {
+    const SLOT: usize = 4096;
+    let path = t.dir.join("limits.txt");
+    let (_out, mut cfg) = stdout_file_config(&path)?;
+    cfg.slot_size = SLOT as u32;
+    let ch = (t.open)(cfg)?;
+    let mut long = vec![b'x'; SLOT + 100];
+    long.push(0);
+    let src = t
+        .device
+        .buffer(long.len(), &long)
+        .map_err(|e| format!("string buffer: {e}"))?;
+    let mut params = vec![0u64; 9];
+    params[0] = src.device_addr();
+    let p = run_kernel(t, &ch, "printf_limits", 1, &params)?;
+    let (emsgsize, eoverflow) = (-i64::from(libc::EMSGSIZE), -i64::from(libc::EOVERFLOW));
+    let calls: [(&str, i64); 8] = [
+        ("a line of slot_size + 100 bytes and its newline", emsgsize),
+        ("the next line", 5),
+        ("slot_size + 100 bytes without a newline", emsgsize),
+        ("the line after it", 5),
+        ("a line over INT_MAX bytes", eoverflow),
+        ("the line after that", 6),
+        ("an empty format", 0),
+        ("a line of exactly slot_size - 1 bytes", SLOT as i64 - 1),
+    ];
+    let wrong: Vec<String> = calls
+        .iter()
+        .zip(&p[1..9])
+        .filter(|((_, want), &got)| got as i64 != *want)
+        .map(|((what, want), &got)| {
+            format!(
+                "{what}: got {}, expected {}",
+                errno_name(got as i64),
+                errno_name(*want)
+            )
+        })
+        .collect();
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    let closed = check_close(ch)?;
+    let text = std::fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+    let x = |n: usize| "x".repeat(n);
+    let want = format!(
+        "{}\nnext\n{}|end\nafter\n{}\n",
+        x(SLOT - 2),
+        x(SLOT - 1),
+        x(SLOT - 2)
+    );
+    if text != want.as_bytes() {
+        let got = String::from_utf8_lossy(&text);
+        let lines: Vec<String> = got
+            .split_inclusive('\n')
+            .map(|l| {
+                format!(
+                    "{} bytes ending {:?}",
+                    l.len(),
+                    &l[l.len().saturating_sub(8)..]
+                )
+            })
+            .collect();
+        return Err(format!(
+            "the output is {} bytes, expected {}: lines {lines:?}",
+            text.len(),
+            want.len()
+        ));
+    }
+    Ok(format!(
+        "a {}-byte line cut to one slot with its newline (-EMSGSIZE), an INT_MAX overflow \
+         refused (-EOVERFLOW), the lines around them whole; {closed}",
+        SLOT + 100
+    ))
+}
+
+/// Reads on a pipe nobody writes to, with a short deadline: every one times out,
+/// and `close()`'s report counts exactly the `-ETIMEDOUT`s the kernel saw.
+fn timeouts_reported(t: &Target<'_>) -> Result<String, String> {
+    const THREADS: u32 = 8;
+    const READS: u64 = 3;
+    let (rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let mut cfg = ChannelConfig {
+        call_timeout: Duration::from_millis(30),
+        ..ChannelConfig::default()
+    };
+    let ep = cfg.endpoint(
+        Endpoint::new(
+            "empty pipe",
+            EndpointKind::Pipe,
+            Access::READ,
+            std::os::fd::AsFd::as_fd(&rx),
+        )
+        .map_err(|e| format!("register the pipe: {e}"))?,
+    );
+    drop(rx); // the channel has its own
+    let ch = (t.open)(cfg)?;
+    let p = run_kernel(
+        t,
+        &ch,
+        "read_timeouts",
+        THREADS,
+        &[u64::from(ep), READS, 0, 0, 0],
+    )?;
+    // The reads still in flight end (at end of file) once nobody can write.
+    drop(tx);
+    let report = ch.close();
+    if p[3] != 0 {
+        return Err(format!(
+            "{} reads did not time out, the first returned {}",
+            p[3],
+            errno_name(p[4] as i64)
+        ));
+    }
+    let seen = p[2];
+    if seen != u64::from(THREADS) * READS {
+        return Err(format!(
+            "{seen} of {} reads timed out",
+            u64::from(THREADS) * READS
+        ));
+    }
+    if report.timed_out != seen {
+        return Err(format!(
+            "the kernel saw {seen} calls time out, close() reports {}: {report}",
+            report.timed_out
+        ));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    Ok(format!("the kernel saw {seen} -ETIMEDOUT; {report}"))
+}
+
+/// Files opened read-write but declared read-only or write-only: raw requests (and
+/// on direct raw SQEs, which reach io_uring unchecked) beyond the declared access
+/// fail with `-EBADF` and change nothing; the declared access still works, and an
+/// `O_APPEND` file still appends.
+fn beyond_access(t: &Target<'_>) -> Result<String, String> {
+    let prefilled = |name: &str, bytes: &[u8], append: bool| -> Result<File, String> {
+        let path = t.dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| format!("write {}: {e}", path.display()))?;
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(if append { libc::O_APPEND } else { 0 })
+            .open(&path)
+            .map_err(|e| format!("open {}: {e}", path.display()))
+    };
+    let ro = prefilled("declared-read-only", b"read-only file\n", false)?;
+    let wo = prefilled("declared-write-only", b"BBBBBBBBBBBBBBBB", false)?;
+    let ap = prefilled("declared-append", b"head\n", true)?;
+    let mut cfg = ChannelConfig::default();
+    let ro_ep = cfg.endpoint(endpoint("read-only", &ro, Access::READ)?);
+    let wo_ep = cfg.endpoint(endpoint("write-only", &wo, Access::WRITE)?);
+    let ap_ep = cfg.endpoint(endpoint("append", &ap, Access::WRITE)?);
+    let ch = (t.open)(cfg)?;
+    let mut params = vec![u64::from(ro_ep), u64::from(wo_ep), u64::from(ap_ep)];
+    params.resize(14, 0);
+    let p = run_kernel(t, &ch, "beyond_access", 1, &params)?;
+    let ebadf = -i64::from(libc::EBADF);
+    let direct = t.transport == TransportKind::Direct;
+    let raw_sqe = if direct { ebadf } else { 1 };
+    let expect: [i64; 10] = [ebadf, ebadf, ebadf, ebadf, ebadf, raw_sqe, raw_sqe, 4, 5, 5];
+    let mut wrong: Vec<String> = BEYOND_ACCESS_CASES
+        .iter()
+        .zip(expect)
+        .zip(&p[3..13])
+        .filter(|((_, want), &got)| got as i64 != *want)
+        .map(|((case, want), &got)| {
+            format!(
+                "{case}: got {}, expected {}",
+                errno_name(got as i64),
+                errno_name(want)
+            )
+        })
+        .collect();
+    if p[13].to_le_bytes()[..4] != *b"read" {
+        wrong.push(format!(
+            "the pread gave {:?}, expected \"read\"",
+            String::from_utf8_lossy(&p[13].to_le_bytes()[..4])
+        ));
+    }
+    let report = ch.close();
+    let contents = |f: &File| -> Result<Vec<u8>, String> {
+        let mut v = Vec::new();
+        f.try_clone()
+            .and_then(|mut f| {
+                std::io::Seek::rewind(&mut f)?;
+                f.read_to_end(&mut v)
+            })
+            .map_err(|e| format!("read back: {e}"))?;
+        Ok(v)
+    };
+    for (what, f, want) in [
+        ("the read-only file", &ro, &b"read-only file\n"[..]),
+        ("the write-only file", &wo, &b"wroteBBBBBBBBBBB"[..]),
+        ("the O_APPEND file", &ap, &b"head\ntail\n"[..]),
+    ] {
+        let got = contents(f)?;
+        if got != want {
+            wrong.push(format!(
+                "{what} holds {:?}, expected {:?}",
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(want)
+            ));
+        }
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    // Every refused request reached the host or the ring and failed there; the
+    // three within the declared access completed.
+    let refused = if direct { 7 } else { 5 };
+    let c = report.counters;
+    if (c.completed, c.failed) != (3, refused) {
+        return Err(format!("expected completed 3 + failed {refused}: {report}"));
+    }
+    Ok(format!(
+        "{refused} requests beyond the declared access refused with -EBADF, nothing \
+         changed, the declared access works; {report}"
     ))
 }

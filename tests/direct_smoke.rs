@@ -354,3 +354,36 @@ fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers
     assert_eq!(report.counters.completed, 5, "{report}");
     drop(dst);
 }
+
+#[test]
+fn a_socket_declared_with_less_than_its_own_access_is_refused_at_open_with_the_reason() {
+    gpuio_device::link();
+    use gpuio_core::EndpointKind;
+    use std::os::fd::AsFd;
+    let (sock, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+    let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
+    // A socket cannot be reopened read-only, and io_uring would let a kernel's raw
+    // WRITE_FIXED through a read-write one: direct refuses rather than register it.
+    let mut cfg = config(16);
+    cfg.endpoint(Endpoint::new("peer", EndpointKind::Socket, Access::READ, sock.as_fd()).unwrap());
+    let e = Channel::open(provider.clone(), &DirectBuilder::default(), cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"peer\"") && e.contains("a socket") && e.contains("read-only"),
+        "{e}"
+    );
+    // Declared with the socket's own access, it opens.
+    let mut cfg = config(16);
+    cfg.endpoint(
+        Endpoint::new(
+            "peer",
+            EndpointKind::Socket,
+            Access::READ_WRITE,
+            sock.as_fd(),
+        )
+        .unwrap(),
+    );
+    let ch = Channel::open(provider, &DirectBuilder::default(), cfg).unwrap();
+    assert_clean(&ch.close());
+}

@@ -56,6 +56,22 @@ macro_rules! cases {
             fn a_launch_filling_the_device_writes_reads_and_prints_every_row() {
                 run_case($kind, "full_device_write_read_printf");
             }
+            #[test]
+            fn every_call_with_a_null_channel_returns_einval_instead_of_crashing() {
+                run_case($kind, "null_channel_gives_einval_from_every_call");
+            }
+            #[test]
+            fn printf_of_a_line_longer_than_a_slot_keeps_its_newline_and_says_it_was_cut() {
+                run_case($kind, "printf_cuts_long_lines_whole_and_refuses_overflow");
+            }
+            #[test]
+            fn close_reports_as_many_timeouts_as_the_kernel_saw() {
+                run_case($kind, "close_reports_every_timeout_the_kernel_saw");
+            }
+            #[test]
+            fn a_raw_request_beyond_an_endpoints_declared_access_gets_ebadf_and_changes_nothing() {
+                run_case($kind, "raw_requests_beyond_declared_access_get_ebadf");
+            }
         }
     )*};
 }
@@ -69,5 +85,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 6);
+    assert_eq!(CASES.len(), 10);
 }

@@ -167,8 +167,9 @@ pub struct Channel {
     pub direct: DirectRing,
     pub forward: ForwardQueue,
     pub mailbox: Mailbox,
-    /// Counters the device keeps (direct transport; the host keeps its own for the
-    /// others). On its own cache line.
+    /// Counters the device keeps: all four on the direct transport; on forward and
+    /// mailbox only `timed_out` (the host counts their requests itself). On its own
+    /// cache line.
     pub stats: Stats,
 }
 
@@ -362,7 +363,7 @@ pub struct Stats {
     /// Requests completed with `res < 0`.
     pub failed: u64,
     /// Device calls that gave up waiting (their requests are still counted above
-    /// once they complete).
+    /// once they complete), on every transport.
     pub timed_out: u64,
 }
 

@@ -1,8 +1,12 @@
 //! Endpoints: what a kernel may do I/O on, named by index, never by raw fd.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
 
 use crate::abi;
+
+/// Where the process's descriptors can be reopened by number.
+const PROC_SELF_FD: &str = "/proc/self/fd";
 
 /// The kind of an endpoint. A kernel sees it in the endpoint table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -121,8 +125,134 @@ impl Endpoint {
         )
     }
 
+    /// The channel's duplicate of the caller's descriptor: it may allow more than
+    /// `access` (a file opened read-write and declared read-only). Transports that
+    /// check every request on the host use it; one that lets a kernel name it
+    /// directly uses [`Endpoint::fd_with_declared_access`].
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
+    }
+
+    /// A descriptor for the same file that can do exactly what `access` declares,
+    /// for a transport whose kernel-written requests reach the fd unchecked (the
+    /// direct ring's fixed-file table): `None` for an endpoint declared with no
+    /// access at all.
+    ///
+    /// When the descriptor was opened for exactly the declared access it is
+    /// duplicated. Otherwise (a file opened read-write, declared read-only or
+    /// write-only) the file is reopened through `/proc/self/fd/N` with `O_RDONLY`
+    /// or `O_WRONLY`, keeping `O_APPEND`, `O_NONBLOCK`, `O_DIRECT`, `O_SYNC`,
+    /// `O_DSYNC` and `O_NOATIME` as the original has them and, for a regular file
+    /// or block device, its current position (afterwards the two positions move
+    /// independently). That works for regular files, FIFOs and pipes, ttys and
+    /// other devices. Refused, with the reason, where it cannot be done: a socket
+    /// or an anonymous inode (eventfd, …) cannot be reopened, and without `/proc`
+    /// nothing can; the caller must then declare the descriptor's own access or use
+    /// a transport that checks access on the host.
+    pub fn fd_with_declared_access(&self) -> Result<Option<OwnedFd>, ConfineError> {
+        self.fd_with_declared_access_via(Path::new(PROC_SELF_FD))
+    }
+
+    fn fd_with_declared_access_via(&self, proc_fd: &Path) -> Result<Option<OwnedFd>, ConfineError> {
+        use rustix::fs::{FileType, OFlags};
+        let (read, write) = (self.access.read, self.access.write);
+        if !read && !write {
+            return Ok(None);
+        }
+        let os = |call: &'static str| {
+            let name = self.name.clone();
+            move |e: rustix::io::Errno| ConfineError::Os {
+                name,
+                call,
+                source: e.into(),
+            }
+        };
+        let flags = rustix::fs::fcntl_getfl(&self.fd).map_err(os("fcntl(F_GETFL)"))?;
+        let mode = OpenMode::of(flags);
+        if (mode.read, mode.write) == (read, write) {
+            let dup = self.fd.try_clone().map_err(|source| ConfineError::Os {
+                name: self.name.clone(),
+                call: "fcntl(F_DUPFD_CLOEXEC)",
+                source,
+            })?;
+            return Ok(Some(dup));
+        }
+        let declared = OpenMode::describe(read, write);
+        let st = rustix::fs::fstat(&self.fd).map_err(os("fstat"))?;
+        let file_type = FileType::from_raw_mode(st.st_mode);
+        let cannot = |what: &'static str| ConfineError::CannotNarrow {
+            name: self.name.clone(),
+            declared,
+            mode: mode.name,
+            what,
+        };
+        match file_type {
+            FileType::Socket => return Err(cannot("a socket")),
+            FileType::Unknown => {
+                return Err(cannot(
+                    "a file with no path to reopen (an eventfd, timerfd or other anonymous inode)",
+                ))
+            }
+            _ => {}
+        }
+        let keep = OFlags::APPEND
+            | OFlags::NONBLOCK
+            | OFlags::DIRECT
+            | OFlags::SYNC
+            | OFlags::DSYNC
+            | OFlags::NOATIME
+            | OFlags::LARGEFILE;
+        let access = match (read, write) {
+            (true, true) => OFlags::RDWR,
+            (false, true) => OFlags::WRONLY,
+            _ => OFlags::RDONLY,
+        };
+        // O_NONBLOCK while opening: a FIFO opened for writing alone would otherwise
+        // block until a reader appears (it fails with ENXIO instead); set as the
+        // original has it right after.
+        let open_flags =
+            access | (flags & keep) | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let path = proc_fd.join(self.fd.as_raw_fd().to_string());
+        let reopened =
+            rustix::fs::open(&path, open_flags, rustix::fs::Mode::empty()).map_err(|e| {
+                ConfineError::Reopen {
+                    name: self.name.clone(),
+                    declared,
+                    mode: mode.name,
+                    path: path.clone(),
+                    source: e.into(),
+                }
+            })?;
+        let new_st = rustix::fs::fstat(&reopened).map_err(os("fstat"))?;
+        if (new_st.st_dev, new_st.st_ino) != (st.st_dev, st.st_ino) {
+            return Err(ConfineError::NotTheSameFile {
+                name: self.name.clone(),
+                path,
+            });
+        }
+        let status = rustix::fs::fcntl_getfl(&reopened).map_err(os("fcntl(F_GETFL)"))?;
+        let status = (status - OFlags::NONBLOCK) | (flags & OFlags::NONBLOCK);
+        rustix::fs::fcntl_setfl(&reopened, status).map_err(os("fcntl(F_SETFL)"))?;
+        if matches!(file_type, FileType::RegularFile | FileType::BlockDevice) {
+            use rustix::fs::SeekFrom;
+            let pos =
+                rustix::fs::seek(&self.fd, SeekFrom::Current(0)).map_err(os("lseek(SEEK_CUR)"))?;
+            rustix::fs::seek(&reopened, SeekFrom::Start(pos)).map_err(os("lseek(SEEK_SET)"))?;
+        }
+        let got = OpenMode::of(rustix::fs::fcntl_getfl(&reopened).map_err(os("fcntl(F_GETFL)"))?);
+        if (got.read, got.write) != (read, write) {
+            return Err(ConfineError::NotTheSameFile {
+                name: self.name.clone(),
+                path,
+            });
+        }
+        tracing::debug!(
+            endpoint = %self.name,
+            declared,
+            was = mode.name,
+            "reopened with only the declared access"
+        );
+        Ok(Some(reopened))
     }
 
     pub fn to_abi(&self) -> abi::Endpoint {
@@ -134,24 +264,96 @@ impl Endpoint {
     }
 }
 
+/// Why no descriptor with exactly an endpoint's declared access could be made
+/// ([`Endpoint::fd_with_declared_access`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    #[error(
+        "endpoint {name:?} is declared {declared} but its descriptor is open {mode}, and \
+         {what} cannot be reopened with less access, so the direct transport would let a \
+         kernel do more than declared: declare the endpoint {mode}, or use the forward or \
+         mailbox transport (they check every request's access on the host)"
+    )]
+    CannotNarrow {
+        name: String,
+        declared: &'static str,
+        mode: &'static str,
+        what: &'static str,
+    },
+    #[error(
+        "endpoint {name:?} is declared {declared} but its descriptor is open {mode}; \
+         reopening it as {} with only the declared access failed: open: {source}",
+        path.display()
+    )]
+    Reopen {
+        name: String,
+        declared: &'static str,
+        mode: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "endpoint {name:?}: {} did not reopen its file with the declared access \
+         (is /proc this process's procfs?)",
+        path.display()
+    )]
+    NotTheSameFile { name: String, path: PathBuf },
+    #[error("endpoint {name:?}: {call} failed: {source}")]
+    Os {
+        name: String,
+        call: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a descriptor was opened for (`fcntl(F_GETFL)`'s access mode).
+#[derive(Clone, Copy, Debug)]
+struct OpenMode {
+    read: bool,
+    write: bool,
+    name: &'static str,
+}
+
+impl OpenMode {
+    fn of(flags: rustix::fs::OFlags) -> Self {
+        use rustix::fs::OFlags;
+        let (read, write, name) = if flags.contains(OFlags::RDWR) {
+            (true, true, "read-write")
+        } else if flags.contains(OFlags::WRONLY) {
+            (false, true, "write-only (O_WRONLY)")
+        } else if flags.contains(OFlags::PATH) {
+            (false, false, "for its path only (O_PATH)")
+        } else {
+            (true, false, "read-only (O_RDONLY)")
+        };
+        Self { read, write, name }
+    }
+
+    fn describe(read: bool, write: bool) -> &'static str {
+        match (read, write) {
+            (true, true) => "read-write",
+            (true, false) => "read-only",
+            (false, true) => "write-only",
+            (false, false) => "with no access",
+        }
+    }
+}
+
 /// Whether `fd` was opened for what `access` declares.
 fn check_open_mode(name: &str, access: Access, fd: BorrowedFd<'_>) -> std::io::Result<()> {
-    use rustix::fs::OFlags;
     let flags = rustix::fs::fcntl_getfl(fd).map_err(|e| {
         std::io::Error::new(
             std::io::Error::from(e).kind(),
             format!("endpoint {name:?}: fcntl(F_GETFL) failed: {e}"),
         )
     })?;
-    let (readable, writable, mode) = if flags.contains(OFlags::RDWR) {
-        (true, true, "read-write")
-    } else if flags.contains(OFlags::WRONLY) {
-        (false, true, "write-only (O_WRONLY)")
-    } else if flags.contains(OFlags::PATH) {
-        (false, false, "for its path only (O_PATH)")
-    } else {
-        (true, false, "read-only (O_RDONLY)")
-    };
+    let OpenMode {
+        read: readable,
+        write: writable,
+        name: mode,
+    } = OpenMode::of(flags);
     let missing = match (access.read && !readable, access.write && !writable) {
         (true, true) => "read and write",
         (true, false) => "read",
@@ -201,6 +403,153 @@ mod tests {
         let e = Endpoint::file("out", &f, Access::READ).unwrap_err();
         assert!(e.to_string().contains("write-only"), "{e}");
         assert!(Endpoint::file("out", &f, Access::WRITE).is_ok());
+    }
+
+    fn access_mode(fd: &OwnedFd) -> rustix::fs::OFlags {
+        rustix::fs::fcntl_getfl(fd).unwrap() & rustix::fs::OFlags::RWMODE
+    }
+
+    fn rw(path: &std::path::Path) -> std::fs::File {
+        std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_read_write_file_declared_read_only_is_reopened_read_only_at_its_position() {
+        use rustix::fs::{OFlags, SeekFrom};
+        let (_d, path) = temp_file();
+        std::fs::write(&path, b"0123456789").unwrap();
+        let f = rw(&path);
+        rustix::fs::seek(&f, SeekFrom::Start(3)).unwrap();
+        let ep = Endpoint::file("in", &f, Access::READ).unwrap();
+        let fd = ep.fd_with_declared_access().unwrap().unwrap();
+        assert_eq!(access_mode(&fd), OFlags::RDONLY);
+        assert_eq!(
+            rustix::io::write(&fd, b"x").unwrap_err(),
+            rustix::io::Errno::BADF
+        );
+        let mut buf = [0u8; 2];
+        assert_eq!(rustix::io::read(&fd, &mut buf).unwrap(), 2);
+        assert_eq!(&buf, b"34", "starts at the original's position");
+        // Its own position from now on: the caller's has not moved.
+        assert_eq!(rustix::fs::seek(&f, SeekFrom::Current(0)).unwrap(), 3);
+        assert_eq!(std::fs::read(&path).unwrap(), b"0123456789");
+    }
+
+    #[test]
+    fn a_read_write_file_declared_write_only_is_reopened_write_only_keeping_o_append() {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        let (_d, path) = temp_file();
+        std::fs::write(&path, b"head\n").unwrap();
+        let f = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_APPEND)
+            .open(&path)
+            .unwrap();
+        let ep = Endpoint::file("log", &f, Access::WRITE).unwrap();
+        let fd = ep.fd_with_declared_access().unwrap().unwrap();
+        let flags = rustix::fs::fcntl_getfl(&fd).unwrap();
+        assert_eq!(flags & OFlags::RWMODE, OFlags::WRONLY);
+        assert!(flags.contains(OFlags::APPEND), "{flags:?}");
+        assert!(!flags.contains(OFlags::NONBLOCK), "{flags:?}");
+        let mut buf = [0u8; 4];
+        assert_eq!(
+            rustix::io::read(&fd, &mut buf).unwrap_err(),
+            rustix::io::Errno::BADF
+        );
+        assert_eq!(rustix::io::pwrite(&fd, b"tail\n", 0).unwrap(), 5);
+        assert_eq!(std::fs::read(&path).unwrap(), b"head\ntail\n");
+    }
+
+    #[test]
+    fn exactly_the_declared_access_is_a_duplicate_sharing_the_file_position() {
+        use rustix::fs::SeekFrom;
+        let (_d, path) = temp_file();
+        let f = rw(&path);
+        let ep = Endpoint::file("rw", &f, Access::READ_WRITE).unwrap();
+        let fd = ep.fd_with_declared_access().unwrap().unwrap();
+        assert_eq!(access_mode(&fd), rustix::fs::OFlags::RDWR);
+        rustix::fs::seek(&fd, SeekFrom::Start(1)).unwrap();
+        assert_eq!(rustix::fs::seek(&f, SeekFrom::Current(0)).unwrap(), 1);
+        let ro = std::fs::File::open(&path).unwrap();
+        let ep = Endpoint::file("ro", &ro, Access::READ).unwrap();
+        let fd = ep.fd_with_declared_access().unwrap().unwrap();
+        assert_eq!(access_mode(&fd), rustix::fs::OFlags::RDONLY);
+    }
+
+    #[test]
+    fn a_fifo_opened_read_write_is_reopened_for_the_declared_side_only() {
+        use rustix::fs::OFlags;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let f = rw(&path);
+        for (access, want) in [
+            (Access::WRITE, OFlags::WRONLY),
+            (Access::READ, OFlags::RDONLY),
+        ] {
+            let ep = Endpoint::new("fifo", EndpointKind::Pipe, access, f.as_fd()).unwrap();
+            let fd = ep.fd_with_declared_access().unwrap().unwrap();
+            let flags = rustix::fs::fcntl_getfl(&fd).unwrap();
+            assert_eq!(flags & OFlags::RWMODE, want, "{access:?}");
+            assert!(!flags.contains(OFlags::NONBLOCK), "{access:?}: {flags:?}");
+        }
+    }
+
+    #[test]
+    fn a_socket_that_would_need_less_access_is_refused_with_the_reason() {
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let ep = Endpoint::new("peer", EndpointKind::Socket, Access::READ, a.as_fd()).unwrap();
+        let e = ep.fd_with_declared_access().unwrap_err();
+        assert!(matches!(e, ConfineError::CannotNarrow { .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("\"peer\"") && msg.contains("a socket") && msg.contains("read-only"),
+            "{msg}"
+        );
+        let ep =
+            Endpoint::new("peer", EndpointKind::Socket, Access::READ_WRITE, a.as_fd()).unwrap();
+        assert!(ep.fd_with_declared_access().unwrap().is_some());
+    }
+
+    #[test]
+    fn without_proc_a_file_that_needs_less_access_is_refused_naming_the_path_and_errno() {
+        let (_d, path) = temp_file();
+        let f = rw(&path);
+        let ep = Endpoint::file("in", &f, Access::READ).unwrap();
+        let e = ep
+            .fd_with_declared_access_via(Path::new("/nonexistent/proc/self/fd"))
+            .unwrap_err();
+        assert!(matches!(e, ConfineError::Reopen { .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("/nonexistent/proc/self/fd/") && msg.contains("os error 2"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn an_endpoint_with_no_access_gets_no_descriptor() {
+        let (_d, path) = temp_file();
+        let f = rw(&path);
+        let none = Access {
+            read: false,
+            write: false,
+        };
+        let ep = Endpoint::file("none", &f, none).unwrap();
+        assert!(ep.fd_with_declared_access().unwrap().is_none());
     }
 
     #[test]

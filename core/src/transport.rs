@@ -42,6 +42,28 @@ pub struct TransportReport {
     pub problems: Vec<String>,
 }
 
+/// The counters the device keeps in a channel's descriptor ([`abi::Channel::stats`]),
+/// as it last stored them. Every transport's device side counts its timed-out
+/// calls there; only direct's counts its requests there too.
+pub fn device_stats(descriptor: &Arc<dyn SharedMemory>) -> abi::Stats {
+    use std::mem::offset_of;
+    use std::sync::atomic::Ordering;
+    let base = offset_of!(abi::Channel, stats);
+    let read = |field: usize| match descriptor.atomic_u64(base + field) {
+        Ok(a) => a.load(Ordering::Acquire),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the device's counters in the descriptor");
+            0
+        }
+    };
+    abi::Stats {
+        submitted: read(offset_of!(abi::Stats, submitted)),
+        completed: read(offset_of!(abi::Stats, completed)),
+        failed: read(offset_of!(abi::Stats, failed)),
+        timed_out: read(offset_of!(abi::Stats, timed_out)),
+    }
+}
+
 /// Why a transport (or channel) could not be set up or used.
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
@@ -57,6 +79,9 @@ pub enum TransportError {
     Unsupported(String),
     #[error("invalid channel configuration: {0}")]
     Config(String),
+    /// An endpoint's declared access cannot be enforced by this transport.
+    #[error(transparent)]
+    Endpoint(#[from] crate::endpoint::ConfineError),
 }
 
 impl TransportError {

@@ -25,8 +25,8 @@
  * Endpoints are indices into the host's table (`gpuio run --file` order), never fds.
  *
  * Calls. All return >= 0 or -errno (EBADF: no such endpoint or not registered for
- * that access; EINVAL: a bad length or offset; ESPIPE: a positioned call on a
- * stream), never trap, give up with -ETIMEDOUT at their deadline, and return
+ * that access; EINVAL: a bad length or offset, or a null `ch`; ESPIPE: a
+ * positioned call on a stream), never trap (not even on a null `ch`), give up with -ETIMEDOUT at their deadline, and return
  * -ESHUTDOWN once the host closes the channel:
  *   gpuio_i64 gpuio_pwrite(ch, gpuio_u32 ep, const void *buf, gpuio_u64 len, gpuio_i64 off)
  *   gpuio_i64 gpuio_pread (ch, gpuio_u32 ep, void *buf, gpuio_u64 len, gpuio_i64 off)
@@ -37,10 +37,16 @@
  *       read(2) gave, at most one slot
  *   gpuio_i64 gpuio_printf(ch, fmt, ...)      to the host's stdout endpoint (gpuio_printf
  *   gpuio_i64 gpuio_fprintf(ch, ep, fmt, ...) writes there) as one write(2), so output
- *       of different threads never interleaves within a call; add the '\n' yourself
+ *       of different threads never interleaves within a call; add the '\n' yourself.
+ *       Returns the bytes written. One call writes at most slot_size - 1 bytes
+ *       (64 KiB - 1 by default): longer output is cut to slot_size - 2 bytes plus
+ *       the format's final '\n' (so the next line starts on its own line), written,
+ *       and the call returns -EMSGSIZE; output longer than INT_MAX bytes writes
+ *       nothing and returns -EOVERFLOW
  *   gpuio_i64 gpuio_nop(ch)                   a round trip that does nothing
  *   char *gpuio_user_staging(ch, &off, &len)  then gpuio_pwrite_staged / gpuio_pread_staged
  *       (ch, ep, staging_off, len, off): I/O on bytes already in the staging area
+ *       (NULL with off = len = 0 for a null `ch`)
  * Helpers:
  *   int gpuio_snprintf(buf, cap, fmt, ...)   C99 snprintf (%d %u %x %s %c %p %f %e %g,
  *       flags, width, precision, hh/h/l/ll/z); returns the length it would have written

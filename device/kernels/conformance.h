@@ -193,4 +193,115 @@ GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_fetch_add_64(&p[3], 1);
 }
 
+/* Every public call with a null channel: each must return -EINVAL without reading
+ * through it (gpuio_user_staging: NULL and 0 bytes). The null comes from params so
+ * no compiler can fold it. params: [0] the channel to use (the host passes 0);
+ * out: [1..11) one result per call (see gpuio_device::kernels::NULL_CHANNEL_CALLS),
+ * [11] gpuio_user_staging's pointer, [12] its offset, [13] its length. */
+GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  (void)ch;
+  const gpuio_channel *none = (const gpuio_channel *)p[0];
+  gpuio_i64 *out = (gpuio_i64 *)&p[1];
+  char x[16];
+  for (int i = 0; i < 16; i++) x[i] = 'N';
+  out[0] = gpuio_nop(none);
+  out[1] = gpuio_pwrite(none, 0, x, 16, 0);
+  out[2] = gpuio_pread(none, 0, x, 16, 0);
+  out[3] = gpuio_write(none, 0, x, 16);
+  out[4] = gpuio_read(none, 0, x, 16);
+  out[5] = gpuio_pwrite_staged(none, 0, 0, 16, 0);
+  out[6] = gpuio_pread_staged(none, 0, 0, 16, 0);
+  out[7] = gpuio_printf(none, "null %d\n", 1);
+  out[8] = gpuio_fprintf(none, 0, "null %d\n", 2);
+  out[9] = gpuio_printf(none, "no arguments\n");
+  gpuio_u64 off = 77, len = 77;
+  char *user = gpuio_user_staging(none, &off, &len);
+  p[11] = (gpuio_u64)user;
+  p[12] = off;
+  p[13] = len;
+}
+
+/* printf at its limits, from one thread, in this order. params: [0] a NUL-terminated
+ * string of slot_size + 100 'x' (device pointer); out: [1] "%s\n" of it (cut:
+ * -EMSGSIZE), [2] "next\n", [3] "%s" of it (cut, no newline to keep: -EMSGSIZE),
+ * [4] "|end\n", [5] a line over INT_MAX bytes (-EOVERFLOW, nothing written),
+ * [6] "after\n", [7] "" (0), [8] "%s\n" of its last slot_size - 2 bytes (exactly
+ * one slot: slot_size - 1). */
+GPUIO_KERNEL(gpuio_k_printf_limits)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  const char *x = (const char *)p[0];
+  gpuio_i64 *out = (gpuio_i64 *)&p[1];
+  out[0] = gpuio_printf(ch, "%s\n", x);
+  out[1] = gpuio_printf(ch, "next\n");
+  out[2] = gpuio_printf(ch, "%s", x);
+  out[3] = gpuio_printf(ch, "|end\n");
+  out[4] = gpuio_printf(ch, "%*d%*d\n", 2147483647, 1, 2147483647, 2);
+  out[5] = gpuio_printf(ch, "after\n");
+  out[6] = gpuio_printf(ch, "");
+  out[7] = gpuio_printf(ch, "%s\n", x + 102);
+}
+
+/* Reads from a stream nobody writes to, every one bound to time out. params:
+ * [0] endpoint, [1] reads per thread; out: [2] calls that returned -ETIMEDOUT,
+ * [3] calls that returned anything else, [4] the first such result. */
+GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
+  char buf[64];
+  for (gpuio_u64 i = 0; i < p[1]; i++) {
+    gpuio_i64 r = gpuio_read(ch, (gpuio_u32)p[0], buf, sizeof buf);
+    if (r == -GPUIO_ETIMEDOUT) gpuio_fetch_add_64(&p[2], 1);
+    else gpuio_conf_fail(&p[3], &p[4], r);
+  }
+}
+
+/* Raw requests (and, on direct, raw SQEs) beyond what the host declared for an
+ * endpoint whose file was opened read-write: each must fail with -EBADF, on
+ * direct from io_uring itself. Then the declared access still works.
+ * params: [0] endpoint declared read-only, [1] one declared write-only, [2] one
+ * declared write-only on an O_APPEND file; out: [3..13) one result per case (see
+ * gpuio_device::kernels::BEYOND_ACCESS_CASES), [13] the 4 bytes case 7 read. */
+GPUIO_KERNEL(gpuio_k_beyond_access)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  gpuio_u32 ro = (gpuio_u32)p[0], wo = (gpuio_u32)p[1], ap = (gpuio_u32)p[2];
+  gpuio_i64 *out = (gpuio_i64 *)&p[3];
+  gpuio_u64 off = 0, room = 0;
+  char *user = gpuio_user_staging(ch, &off, &room);
+  for (int i = 0; i < 64 && (gpuio_u64)i < room; i++) user[i] = 'X';
+  gpuio_request w = {GPUIO_OP_PWRITE, ro, 64, 0, off, 0};
+  out[0] = gpuio_impl_request_raw(ch, &w); /* pwrite on a read-only endpoint */
+  gpuio_request ws = {GPUIO_OP_WRITE, ro, 64, 0, off, -1};
+  out[1] = gpuio_impl_request_raw(ch, &ws); /* write on a read-only endpoint */
+  gpuio_request r = {GPUIO_OP_PREAD, wo, 64, 0, off, 0};
+  out[2] = gpuio_impl_request_raw(ch, &r); /* pread on a write-only endpoint */
+  gpuio_request rs = {GPUIO_OP_READ, wo, 64, 0, off, -1};
+  out[3] = gpuio_impl_request_raw(ch, &rs); /* read on a write-only endpoint */
+  gpuio_request ra = {GPUIO_OP_READ, ap, 64, 0, off, -1};
+  out[4] = gpuio_impl_request_raw(ch, &ra); /* read on a write-only O_APPEND endpoint */
+  out[5] = 1;
+  out[6] = 1;
+#ifdef GPUIO_DIRECT_RAW_SQE
+  if (ch->transport == GPUIO_TRANSPORT_DIRECT) {
+    gpuio_sqe sqe = {};
+    sqe.opcode = GPUIO_IORING_OP_WRITE_FIXED;
+    sqe.flags = GPUIO_IOSQE_FIXED_FILE;
+    sqe.fd = (gpuio_i32)ro;
+    sqe.addr = ch->direct.fixed_buffer_host + off;
+    sqe.len = 64;
+    sqe.off = 0;
+    sqe.buf_index = 0;
+    out[5] = gpuio_direct_raw_sqe(ch, &sqe); /* WRITE_FIXED on the read-only file */
+    sqe.opcode = GPUIO_IORING_OP_READ_FIXED;
+    sqe.fd = (gpuio_i32)wo;
+    out[6] = gpuio_direct_raw_sqe(ch, &sqe); /* READ_FIXED on the write-only file */
+  }
+#endif
+  char got[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  out[7] = gpuio_pread(ch, ro, got, 4, 0);
+  gpuio_u64 word = 0;
+  for (int i = 0; i < 8; i++) word |= (gpuio_u64)(gpuio_u8)got[i] << (8 * i);
+  p[13] = word;
+  out[8] = gpuio_pwrite(ch, wo, "wrote", 5, 0);
+  out[9] = gpuio_write(ch, ap, "tail\n", 5);
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

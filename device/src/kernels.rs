@@ -51,6 +51,37 @@ pub const BAD_INPUT_CASES: [&str; 11] = [
     "a good write afterwards",
 ];
 
+/// Result slots of `gpuio_k_null_channel`, from `params[1]`: the call each made
+/// with a null channel (each must return `-EINVAL`).
+pub const NULL_CHANNEL_CALLS: [&str; 10] = [
+    "gpuio_nop",
+    "gpuio_pwrite",
+    "gpuio_pread",
+    "gpuio_write",
+    "gpuio_read",
+    "gpuio_pwrite_staged",
+    "gpuio_pread_staged",
+    "gpuio_printf",
+    "gpuio_fprintf",
+    "gpuio_printf (no arguments)",
+];
+
+/// Result slots of `gpuio_k_beyond_access`, from `params[3]`, with what each case
+/// is: the first seven go beyond an endpoint's declared access (`-EBADF`; the two
+/// raw SQEs only on direct, `1` elsewhere), the last three stay within it.
+pub const BEYOND_ACCESS_CASES: [&str; 10] = [
+    "raw pwrite on an endpoint declared read-only",
+    "raw write on an endpoint declared read-only",
+    "raw pread on an endpoint declared write-only",
+    "raw read on an endpoint declared write-only",
+    "raw read on an O_APPEND endpoint declared write-only",
+    "raw SQE: WRITE_FIXED on the read-only endpoint's fixed file",
+    "raw SQE: READ_FIXED on the write-only endpoint's fixed file",
+    "pread of 4 bytes from the read-only endpoint",
+    "pwrite of 5 bytes to the write-only endpoint",
+    "write of 5 bytes to the O_APPEND endpoint",
+];
+
 macro_rules! kernels {
     ($($name:ident),* $(,)?) => {
         extern "C" { $(fn $name(ch: *const gpuio_core::abi::Channel, params: *mut u64);)* }
@@ -67,6 +98,10 @@ kernels!(
     gpuio_k_until_closed,
     gpuio_k_nop,
     gpuio_k_full_device,
+    gpuio_k_null_channel,
+    gpuio_k_printf_limits,
+    gpuio_k_read_timeouts,
+    gpuio_k_beyond_access,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.

@@ -47,7 +47,9 @@
 //!   (`crate::sys`), never through Rust references to bytes a device may write.
 //! * **Counters**: `submitted` counts every request a server took, `completed` those
 //!   answered `>= 0`, `failed` those answered `-errno`, refused ones included; a
-//!   request's counts are updated before its answer is published.
+//!   request's counts are updated before its answer is published. Device calls that
+//!   gave up (`-ETIMEDOUT`) are counted by the device in the descriptor's
+//!   `stats.timed_out`, which `close()` reports.
 //! * **Closing.** `Channel::close` sets `closing`; the device then refuses new calls
 //!   (`-ESHUTDOWN`). A thread that passed that check just before may still be
 //!   writing its request, so the servers keep serving until no port of theirs has
@@ -65,8 +67,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use gpuio_core::abi::{self, TransportKind};
+use gpuio_core::memory::SharedMemory;
 use gpuio_core::transport::{
-    Counters, OpenContext, Transport, TransportBuilder, TransportError, TransportReport,
+    device_stats, Counters, OpenContext, Transport, TransportBuilder, TransportError,
+    TransportReport,
 };
 
 use server::{Control, CounterCells, Ports, ServerConfig, Shared, Staging};
@@ -179,6 +183,7 @@ impl TransportBuilder for MailboxBuilder {
         let threads = self.server_threads.min(port_count);
         let mut transport = MailboxTransport {
             shared: shared.clone(),
+            descriptor: ctx.descriptor.clone(),
             threads: Vec::with_capacity(threads as usize),
             // A server notices the end of its drain within one idle sleep; stopping
             // that much (and a little) before the deadline lets close join it in time.
@@ -207,6 +212,8 @@ impl TransportBuilder for MailboxBuilder {
 /// A running mailbox transport.
 pub struct MailboxTransport {
     shared: Arc<Shared>,
+    /// The channel's descriptor: the device counts its timed-out calls in `stats`.
+    descriptor: Arc<dyn SharedMemory>,
     threads: Vec<JoinHandle<()>>,
     stop_margin: Duration,
     closed: bool,
@@ -273,7 +280,8 @@ impl Transport for MailboxTransport {
         }
         TransportReport {
             counters: self.counters(),
-            timed_out: 0,
+            // Counted by the device (gpuio/api.h's dispatch), read as it is now.
+            timed_out: device_stats(&self.descriptor).timed_out,
             problems,
         }
     }

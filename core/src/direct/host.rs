@@ -3,8 +3,7 @@
 //! recorded.
 
 use std::mem::{offset_of, size_of};
-use std::os::fd::BorrowedFd;
-use std::sync::atomic::Ordering;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 use crate::abi::{self, DirectSlot, DirectState};
@@ -84,8 +83,22 @@ impl RingOwner {
         let rings = ctx.alloc_shared(spec.rings_bytes())?;
         let sqes = ctx.alloc_shared(spec.sqes_bytes())?;
         let mut ring = DisabledRing::create(&spec, rings, sqes)?;
-        let fds: Vec<BorrowedFd<'_>> = ctx.endpoints.iter().map(|e| e.fd()).collect();
+        // A kernel's SQEs reach the fixed files unchecked, so each one carries
+        // exactly its endpoint's declared access (a file opened read-write and
+        // declared read-only is registered as a read-only reopening of it): a raw
+        // WRITE_FIXED on it gets -EBADF from io_uring itself. The kernel keeps its
+        // own references; these descriptors close once registered.
+        let confined: Vec<Option<OwnedFd>> = ctx
+            .endpoints
+            .iter()
+            .map(|e| e.fd_with_declared_access())
+            .collect::<Result<_, _>>()?;
+        let fds: Vec<Option<BorrowedFd<'_>>> = confined
+            .iter()
+            .map(|f| f.as_ref().map(|f| f.as_fd()))
+            .collect();
         ring.register_files(&fds)?;
+        drop(confined);
         // SAFETY: the staging area is the channel's shared memory: host and device
         // reach it only through raw copies, never Rust references; the channel keeps
         // it alive past this ring.
@@ -141,19 +154,7 @@ impl RingOwner {
 
     /// The device's counters (`Channel::stats`).
     pub fn stats(&self) -> abi::Stats {
-        let base = offset_of!(abi::Channel, stats);
-        let read = |field: usize| {
-            self.descriptor
-                .atomic_u64(base + field)
-                .map(|a| a.load(Ordering::Acquire))
-                .unwrap_or(0)
-        };
-        abi::Stats {
-            submitted: read(offset_of!(abi::Stats, submitted)),
-            completed: read(offset_of!(abi::Stats, completed)),
-            failed: read(offset_of!(abi::Stats, failed)),
-            timed_out: read(offset_of!(abi::Stats, timed_out)),
-        }
+        crate::transport::device_stats(&self.descriptor)
     }
 
     /// Reads the ring words and counters. Not atomic as a whole: a snapshot taken

@@ -9,7 +9,11 @@
 //!   fixed-file table in index order, the staging area is fixed buffer 0, and only
 //!   `NOP`, `READ_FIXED` and `WRITE_FIXED` with `IOSQE_FIXED_FILE` are accepted —
 //!   so whatever bytes a kernel writes into an SQE, it reaches only registered files
-//!   and staging memory. The device-local `DirectState` and `DirectSlot[slots]`
+//!   and staging memory. Each registered file carries exactly its endpoint's
+//!   declared access ([`Endpoint::fd_with_declared_access`]: a file opened
+//!   read-write but declared read-only is registered as a read-only reopening), so
+//!   a raw `WRITE_FIXED` on it fails with `-EBADF` in io_uring itself; an endpoint
+//!   that cannot be narrowed (a socket declared read-only) fails the open. The device-local `DirectState` and `DirectSlot[slots]`
 //!   (`seq = i`) are allocated and `desc.direct` filled in.
 //! * the waker ([`waker`]): wakes the SQPOLL thread when it sleeps with work pending.
 //! * teardown ([`DirectTransport::close`]): waits (bounded) until the ring has
@@ -36,6 +40,8 @@ pub mod waker;
 use std::time::{Duration, Instant};
 
 use crate::abi::TransportKind;
+#[cfg(doc)]
+use crate::endpoint::Endpoint;
 use crate::transport::{
     Counters, OpenContext, Transport, TransportBuilder, TransportError, TransportReport,
 };

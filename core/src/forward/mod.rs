@@ -35,7 +35,9 @@
 //!   forwarder waits on forever; with the CAS a producer that gives up holds nothing.
 //! * **Abandoned waits.** A waiter that times out marks its device-local slot state
 //!   `ABANDONED`; the producer of `pos + slots` that finds `pos << 2 | DONE` and
-//!   `ABANDONED` takes the entry over. The host never needs to know.
+//!   `ABANDONED` takes the entry over. The host never needs to know; the device
+//!   counts every call that gave up in the descriptor's `stats.timed_out`, which
+//!   `close()` reports.
 //! * **SQEs.** `PWRITE`/`PREAD` become `Write`/`Read` at the offset; stream
 //!   `WRITE`/`READ` use offset `-1` (the file position; ignored by pipes and
 //!   sockets); `NOP` becomes `Nop`. The buffer is the staging area's host address
@@ -82,8 +84,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::abi::{self, TransportKind};
+use crate::memory::SharedMemory;
 use crate::transport::{
-    Counters, OpenContext, Transport, TransportBuilder, TransportError, TransportReport,
+    device_stats, Counters, OpenContext, Transport, TransportBuilder, TransportError,
+    TransportReport,
 };
 
 use forwarder::{Control, Exit, Forwarder, ForwarderConfig};
@@ -168,6 +172,7 @@ impl TransportBuilder for ForwardBuilder {
             control,
             counters,
             thread: Some(thread),
+            descriptor: ctx.descriptor.clone(),
         }))
     }
 }
@@ -203,6 +208,8 @@ pub struct ForwardTransport {
     control: Arc<Control>,
     counters: Arc<AtomicCounters>,
     thread: Option<JoinHandle<Exit>>,
+    /// The channel's descriptor: the device counts its timed-out calls in `stats`.
+    descriptor: Arc<dyn SharedMemory>,
 }
 
 impl std::fmt::Debug for ForwardTransport {
@@ -246,8 +253,8 @@ impl Transport for ForwardTransport {
         }
         TransportReport {
             counters: self.counters.snapshot(),
-            // Abandoned waits are device-local; the host does not see them.
-            timed_out: 0,
+            // Counted by the device (gpuio/api.h's dispatch), read as it is now.
+            timed_out: device_stats(&self.descriptor).timed_out,
             problems,
         }
     }

@@ -195,13 +195,18 @@ impl DisabledRing {
         &self.inner.layout
     }
 
-    /// Registers `fds` as the fixed-file table, index `i` being `fds[i]`. Nothing
-    /// to do for an empty table: every fixed-file SQE then fails with `-EBADF`.
-    pub fn register_files(&mut self, fds: &[BorrowedFd<'_>]) -> Result<(), UringError> {
+    /// Registers `fds` as the fixed-file table, index `i` being `fds[i]`; a `None`
+    /// leaves index `i` empty (a sparse entry: an SQE naming it fails with
+    /// `-EBADF`). Nothing to do for an empty table: every fixed-file SQE then fails
+    /// with `-EBADF`.
+    pub fn register_files(&mut self, fds: &[Option<BorrowedFd<'_>>]) -> Result<(), UringError> {
         if fds.is_empty() {
             return Ok(());
         }
-        let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
+        let raw: Vec<RawFd> = fds
+            .iter()
+            .map(|f| f.map_or(-1, |f| f.as_raw_fd()))
+            .collect();
         sys::register_files(self.inner.fd.as_fd(), &raw)
             .map_err(|e| UringError::sys("io_uring_register(IORING_REGISTER_FILES)", e))?;
         self.inner.files = raw.len() as u32;
@@ -453,6 +458,15 @@ pub(crate) mod tests {
         files: &[&std::fs::File],
         idle: Duration,
     ) -> (SqpollRing, Arc<dyn SharedMemory>) {
+        let fds: Vec<_> = files.iter().map(|f| Some(f.as_fd())).collect();
+        confined_ring_of(&fds, idle)
+    }
+
+    /// `confined_ring` over a fixed-file table that may have empty entries.
+    fn confined_ring_of(
+        fds: &[Option<BorrowedFd<'_>>],
+        idle: Duration,
+    ) -> (SqpollRing, Arc<dyn SharedMemory>) {
         let spec = RingSpec::new(16, idle);
         let rings: Arc<dyn SharedMemory> =
             HostMemory.alloc_shared(spec.rings_bytes()).unwrap().into();
@@ -460,8 +474,7 @@ pub(crate) mod tests {
             HostMemory.alloc_shared(spec.sqes_bytes()).unwrap().into();
         let staging: Arc<dyn SharedMemory> = HostMemory.alloc_shared(64 << 10).unwrap().into();
         let mut ring = DisabledRing::create(&spec, rings, sqes).unwrap();
-        let fds: Vec<_> = files.iter().map(|f| f.as_fd()).collect();
-        ring.register_files(&fds).unwrap();
+        ring.register_files(fds).unwrap();
         // SAFETY: `staging` is fresh shared memory, touched below only through
         // `write_bytes`, and outlives the ring in every test.
         unsafe { ring.register_buffer(staging.region()) }.unwrap();
@@ -548,6 +561,21 @@ pub(crate) mod tests {
             .flags(io_uring::squeue::Flags::FIXED_FILE);
         assert_eq!(run(&ring, nop), 0);
         assert_eq!(len(&out), 0);
+    }
+
+    #[test]
+    fn an_empty_fixed_file_entry_fails_every_sqe_naming_it_with_ebadf() {
+        let out = tempfile::tempfile().unwrap();
+        let (ring, staging) =
+            confined_ring_of(&[None, Some(out.as_fd())], Duration::from_millis(50));
+        let buf = staging.region().host_ptr.as_ptr();
+        let w = opcode::WriteFixed::new(types::Fixed(0), buf, 64, 0).build();
+        assert_eq!(run(&ring, w), -libc::EBADF, "entry 0 is empty");
+        let r = opcode::ReadFixed::new(types::Fixed(0), buf, 64, 0).build();
+        assert_eq!(run(&ring, r), -libc::EBADF, "entry 0 is empty");
+        let w = opcode::WriteFixed::new(types::Fixed(1), buf, 64, 0).build();
+        assert_eq!(run(&ring, w), 64, "entry 1 is the file");
+        assert_eq!(len(&out), 64);
     }
 
     #[test]

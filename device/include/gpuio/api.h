@@ -17,6 +17,9 @@
  * late completion arrives, so nothing is lost or reused early. The slot's staging
  * chunk stays the caller's until release, so results can be copied out first.
  *
+ * A null `ch` (or one that is not a gpuio descriptor) is -EINVAL from every call
+ * (gpuio_user_staging: NULL and 0 bytes); no call reads through it first.
+ *
  * Names: the calls a kernel makes are gpuio_<call> (listed in gpuio.h). Helpers
  * that are not API carry the prefix gpuio_impl_ (here) or their transport's
  * prefix (gpuio_direct_, gpuio_forward_, gpuio_mailbox_, gpuio_fmt_); they may
@@ -35,6 +38,7 @@
 #define GPUIO_ESPIPE 29
 #define GPUIO_ENOSYS 38
 #define GPUIO_EPROTO 71
+#define GPUIO_EOVERFLOW 75
 #define GPUIO_EMSGSIZE 90
 #define GPUIO_ESHUTDOWN 108
 #define GPUIO_ETIMEDOUT 110
@@ -95,11 +99,22 @@ GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
   return 0;
 }
 
+/* Counts a device call that gave up at its deadline in ch->stats.timed_out, which
+ * the host reads for close()'s report, and passes the result on. The forward and
+ * mailbox transports are counted here, once for each -ETIMEDOUT their acquire or
+ * wait returns (so every place in gpuio/forward.h and gpuio/mailbox.h that gives
+ * up is counted, whatever their protocols become); direct counts its own in
+ * gpuio/direct.h, whose raw-SQE path does not come through this dispatch. */
+GPUIO_FN int gpuio_impl_count_timeout(const gpuio_channel *ch, int e) {
+  if (e == -GPUIO_ETIMEDOUT) gpuio_fetch_add_64(&((gpuio_stats *)&ch->stats)->timed_out, 1u);
+  return e;
+}
+
 GPUIO_FN int gpuio_impl_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, s, deadline);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_forward_acquire(ch, s, deadline);
-  case GPUIO_TRANSPORT_MAILBOX: return gpuio_mailbox_acquire(ch, s, deadline);
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, s, deadline));
+  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, s, deadline));
   default: return -GPUIO_EPROTO;
   }
 }
@@ -116,8 +131,8 @@ GPUIO_FN void gpuio_impl_submit(const gpuio_channel *ch, gpuio_slot *s, const gp
 GPUIO_FN int gpuio_impl_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   switch (ch->transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_wait(ch, s, deadline, result);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_forward_wait(ch, s, deadline, result);
-  case GPUIO_TRANSPORT_MAILBOX: return gpuio_mailbox_wait(ch, s, deadline, result);
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_wait(ch, s, deadline, result));
+  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_wait(ch, s, deadline, result));
   default: return -GPUIO_EPROTO;
   }
 }
@@ -198,6 +213,12 @@ GPUIO_FN gpuio_i64 gpuio_nop(const gpuio_channel *ch) {
 /* The staging bytes the kernel manages itself: returns their device pointer and
  * stores their offset in the staging area and their length. */
 GPUIO_FN char *gpuio_user_staging(const gpuio_channel *ch, gpuio_u64 *off, gpuio_u64 *len) {
+  /* No channel (null, or not a descriptor this header speaks): NULL, 0 bytes. */
+  if (!ch || ch->magic != GPUIO_MAGIC || ch->version != GPUIO_ABI_VERSION) {
+    if (off) *off = 0;
+    if (len) *len = 0;
+    return nullptr;
+  }
   gpuio_u64 o = (gpuio_u64)ch->slots * ch->slot_size;
   if (off) *off = o;
   if (len) *len = ch->staging_len - o;
@@ -266,13 +287,31 @@ GPUIO_FN gpuio_i64 gpuio_write(const gpuio_channel *ch, gpuio_u32 ep, const void
 }
 /* read(2) on a stream endpoint: at most slot_size bytes per call. */
 GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len) {
+  int e = gpuio_impl_check_channel(ch); /* before reading ch->slot_size */
+  if (e) return e;
   if (len > ch->slot_size) len = ch->slot_size;
   return gpuio_impl_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
 }
 
-/* Formats on the device into this call's staging chunk (at most slot_size - 1
- * bytes; longer output is cut there) and writes it to `ep` as one write(2), so
- * lines from many threads never interleave. Returns the bytes written or -errno. */
+/* Whether the format string's last character is a newline. */
+GPUIO_FN bool gpuio_impl_ends_with_newline(const char *fmt) {
+  if (!fmt || !*fmt) return false;
+  while (fmt[1]) ++fmt;
+  return *fmt == '\n';
+}
+
+/* Formats on the device into this call's staging chunk and writes it to `ep` as
+ * one write(2), so lines from many threads never interleave. Returns:
+ *   the bytes written (the whole line), or -errno from the channel or the write;
+ *   -EMSGSIZE: the output was longer than one slot holds (slot_size - 1 bytes).
+ *       Its first slot_size - 2 bytes and the format's final '\n' were written as
+ *       one write, so a cut line still ends its line and the next one is never
+ *       glued to it (a format without a final '\n': its first slot_size - 1
+ *       bytes); the rest is lost. Splitting it over several writes instead would
+ *       let other threads' lines land in the middle;
+ *   -EOVERFLOW: the output would have been longer than INT_MAX bytes; nothing is
+ *       written (the slot's turn is filled with a NOP: transports cannot skip one).
+ * An empty result writes nothing and returns 0. */
 template <typename... A>
 GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
   int e = gpuio_impl_check_channel(ch);
@@ -283,20 +322,29 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
   gpuio_slot s;
   e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
-  int n = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
-  if (n < 0) n = 0;
-  if ((gpuio_u64)n >= ch->slot_size) n = (int)ch->slot_size - 1;
+  const int full = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
+  gpuio_u64 n = full < 0 ? 0 : (gpuio_u64)full;
+  const bool cut = full >= 0 && n >= ch->slot_size;
+  if (cut) {
+    n = ch->slot_size - 1; /* what the formatter wrote, before its NUL */
+    if (gpuio_impl_ends_with_newline(fmt)) s.staging[n - 1] = '\n';
+  }
   if (n == 0) {
     gpuio_request nop = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
     gpuio_i64 res = gpuio_impl_run_release(ch, &s, &nop);
-    return res < 0 ? res : 0;
+    if (res < 0) return res;
+    return full < 0 ? -GPUIO_EOVERFLOW : 0;
   }
   gpuio_request r = {GPUIO_OP_WRITE, ep, (gpuio_u32)n, 0, s.staging_off, -1};
-  return gpuio_impl_run_release(ch, &s, &r);
+  gpuio_i64 res = gpuio_impl_run_release(ch, &s, &r);
+  if (res < 0) return res;
+  return cut ? -GPUIO_EMSGSIZE : res;
 }
 
 /* printf to the channel's stdout endpoint (-EBADF when the host registered none). */
 template <typename... A> GPUIO_FN gpuio_i64 gpuio_printf(const gpuio_channel *ch, const char *fmt, A... args) {
+  int e = gpuio_impl_check_channel(ch); /* before reading ch->stdout_endpoint */
+  if (e) return e;
   if (ch->stdout_endpoint < 0) return -GPUIO_EBADF;
   return gpuio_fprintf(ch, (gpuio_u32)ch->stdout_endpoint, fmt, args...);
 }

@@ -239,7 +239,8 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
      * (its waiter gave up, or every thread is queued here), so reap while waiting,
      * and look again soon. Further back: the turn is laps away, so sleep in
      * proportion and leave the reap lock and the slot's word to those in front. */
-    const gpuio_u64 laps = (pos - base) / slots;
+    /* Positions that gave up are out of the line: they no longer wait. */
+    const gpuio_u64 behind = (pos - base) / slots, laps = behind > gave_up ? behind - gave_up : 1u;
     if (laps <= 1u) {
       gpuio_direct_reap(ch);
       gpuio_impl_backoff_pause(&backoff, 1024u);
