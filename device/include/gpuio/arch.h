@@ -17,6 +17,11 @@
  *   gpuio_pause()                back off inside a spin loop
  *   gpuio_sleep_ns(ns)           back off for about ns nanoseconds (GPUs; the host yields)
  *   gpuio_global_thread_id(), gpuio_lane_id(), gpuio_warp_id(), gpuio_thread_count()
+ *   gpuio_warp_active()          the lanes of this warp executing this call together (mask)
+ *   gpuio_warp_leader(m), gpuio_warp_rank(m), gpuio_warp_count(m)   lowest lane of m, this
+ *                                lane's rank among m's lanes, how many lanes m has
+ *   gpuio_warp_broadcast_64(m, v, lane)   lane's v, to every lane of m (all of m must call)
+ * (on the host target a warp is one thread: mask 1, leader 0, rank 0, count 1)
  *   GPUIO_WARP_SIZE              lanes per warp (wavefront): 32 on CUDA and the host,
  *                                64 or 32 on HIP depending on the target
  */
@@ -97,6 +102,17 @@ GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) {
 GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return (gpuio_u64)gridDim.x * blockDim.x; }
 GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return threadIdx.x % GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
+GPUIO_FN gpuio_u64 gpuio_warp_active(void) { return __activemask(); }
+GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m) { return (gpuio_u32)(__ffs((unsigned)m) - 1); }
+GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) {
+  gpuio_u32 lt;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+  return (gpuio_u32)__popc((unsigned)m & lt);
+}
+GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (gpuio_u32)__popc((unsigned)m); }
+GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) {
+  return __shfl_sync((unsigned)m, (unsigned long long)v, (int)lane);
+}
 
 /* ------------------------------------------------------------------- HIP
  *
@@ -192,6 +208,18 @@ GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) {
 GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return (gpuio_u64)__builtin_amdgcn_grid_size_x(); }
 GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return __builtin_amdgcn_workitem_id_x() % GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
+GPUIO_FN gpuio_u64 gpuio_warp_active(void) { return (gpuio_u64)__builtin_amdgcn_read_exec(); }
+GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m) { return (gpuio_u32)__builtin_ctzll(m); }
+GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) {
+  return __builtin_amdgcn_mbcnt_hi((gpuio_u32)(m >> 32), __builtin_amdgcn_mbcnt_lo((gpuio_u32)m, 0u));
+}
+GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (gpuio_u32)__builtin_popcountll(m); }
+GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) {
+  (void)m; /* the lanes of a wavefront run in lockstep: no sync needed */
+  const gpuio_u32 lo = (gpuio_u32)__builtin_amdgcn_readlane((int)(gpuio_u32)v, (int)lane);
+  const gpuio_u32 hi = (gpuio_u32)__builtin_amdgcn_readlane((int)(gpuio_u32)(v >> 32), (int)lane);
+  return ((gpuio_u64)hi << 32) | lo;
+}
 
 /* ------------------------------------------------------------- host C++ */
 #else
@@ -258,6 +286,12 @@ GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) { return gpuio_cpu_self.global_i
 GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return gpuio_cpu_self.thread_count; }
 GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return (gpuio_u32)(gpuio_cpu_self.global_id % GPUIO_WARP_SIZE); }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_cpu_self.global_id / GPUIO_WARP_SIZE; }
+/* Every emulated thread runs on its own: a warp of one lane. */
+GPUIO_FN gpuio_u64 gpuio_warp_active(void) { return 1u; }
+GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m) { return (void)m, 0u; }
+GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) { return (void)m, 0u; }
+GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (void)m, 1u; }
+GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) { return (void)m, (void)lane, v; }
 #endif
 
 /* Pointers in the descriptor are stored as integers (device addresses). */
