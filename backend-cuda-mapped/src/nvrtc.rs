@@ -282,15 +282,7 @@ pub fn cache_dir(
     xdg_cache_home: Option<std::ffi::OsString>,
     home: Option<std::ffi::OsString>,
 ) -> Option<PathBuf> {
-    let xdg = xdg_cache_home
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        home.map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .map(|h| h.join(".cache"))
-    })?;
-    Some(base.join("gpuio"))
+    gpuio_device::header::cache_root(xdg_cache_home, home)
 }
 
 /// A stable hash of the header, `source`, its name and the compile options.

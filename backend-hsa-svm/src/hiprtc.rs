@@ -582,15 +582,7 @@ pub fn cache_dir(
     xdg_cache_home: Option<std::ffi::OsString>,
     home: Option<std::ffi::OsString>,
 ) -> Option<PathBuf> {
-    let xdg = xdg_cache_home
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        home.map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .map(|h| h.join(".cache"))
-    })?;
-    Some(base.join("gpuio").join("hip"))
+    gpuio_device::header::cache_root(xdg_cache_home, home).map(|r| r.join("hip"))
 }
 
 /// A stable hash of the header (or `headers`, when not the embedded ones),

@@ -54,3 +54,22 @@ pub fn source_hash(extra: &str) -> u64 {
     feed(extra.as_bytes());
     h
 }
+
+/// The root of gpuio's on-disk caches of compiled kernels: `$XDG_CACHE_HOME/gpuio`
+/// when set and absolute, else `$HOME/.cache/gpuio`. Each compiler keeps its own
+/// directory in it (`cpu/`, `hip/`; NVRTC's cubins sit at the root).
+pub fn cache_root(
+    xdg_cache_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let xdg = xdg_cache_home
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| {
+        home.map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .map(|h| h.join(".cache"))
+    })?;
+    Some(base.join("gpuio"))
+}

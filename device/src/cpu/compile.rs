@@ -425,15 +425,7 @@ pub fn cache_dir(
     xdg_cache_home: Option<std::ffi::OsString>,
     home: Option<std::ffi::OsString>,
 ) -> Option<PathBuf> {
-    let xdg = xdg_cache_home
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        home.map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .map(|h| h.join(".cache"))
-    })?;
-    Some(base.join("gpuio").join("cpu"))
+    crate::header::cache_root(xdg_cache_home, home).map(|r| r.join("cpu"))
 }
 
 /// A stable hash of everything the object depends on: `source`, its `name`, the
