@@ -296,9 +296,9 @@ pub fn expected_line(t: i32, i: i32) -> Result<String, String> {
     String::from_utf8(buf[..n.min(buf.len())].to_vec()).map_err(|e| e.to_string())
 }
 
-/// A file opened `O_APPEND` at `path`, and a channel config whose `gpuio_printf`
-/// endpoint is that file (stream writes, so every line lands whole at the end).
-pub fn stdout_file_config(path: &Path) -> Result<(File, ChannelConfig), String> {
+/// A file opened `O_APPEND` at `path`, registered as a stream endpoint (for
+/// `gpuio_printf`: stream writes, so every line lands whole at the end).
+pub fn stdout_file_endpoint(path: &Path) -> Result<(File, Endpoint), String> {
     let out = OpenOptions::new()
         .create(true)
         .truncate(true)
@@ -306,16 +306,21 @@ pub fn stdout_file_config(path: &Path) -> Result<(File, ChannelConfig), String> 
         .custom_flags(libc::O_APPEND)
         .open(path)
         .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let ep = Endpoint::new(
+        "stdout",
+        EndpointKind::Pipe,
+        Access::WRITE,
+        std::os::fd::AsFd::as_fd(&out),
+    )
+    .map_err(|e| format!("register stdout: {e}"))?;
+    Ok((out, ep))
+}
+
+/// A channel config whose `gpuio_printf` endpoint is [`stdout_file_endpoint`].
+pub fn stdout_file_config(path: &Path) -> Result<(File, ChannelConfig), String> {
+    let (out, ep) = stdout_file_endpoint(path)?;
     let mut cfg = ChannelConfig::default();
-    cfg.stdout(
-        Endpoint::new(
-            "stdout",
-            EndpointKind::Pipe,
-            Access::WRITE,
-            std::os::fd::AsFd::as_fd(&out),
-        )
-        .map_err(|e| format!("register stdout: {e}"))?,
-    );
+    cfg.stdout(ep);
     Ok((out, cfg))
 }
 

@@ -15,14 +15,13 @@
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gpuio_core::device::Module;
-use gpuio_core::{Access, ChannelConfig, CloseReport, Endpoint, EndpointKind};
+use gpuio_core::{Access, ChannelConfig, CloseReport, Endpoint};
 
 use crate::runtime::ChannelFactory;
 
@@ -186,22 +185,8 @@ fn run_once(
             None
         }
         Stdout::File(path) => {
-            let out = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .custom_flags(libc::O_APPEND)
-                .open(path)
-                .map_err(|e| format!("opening {}: {e}", path.display()))?;
-            cfg.stdout(
-                Endpoint::new(
-                    "stdout",
-                    EndpointKind::Pipe,
-                    Access::WRITE,
-                    std::os::fd::AsFd::as_fd(&out),
-                )
-                .map_err(|e| format!("registering stdout: {e}"))?,
-            );
+            let (out, ep) = crate::conformance::stdout_file_endpoint(path)?;
+            cfg.stdout(ep);
             Some(out)
         }
     };
