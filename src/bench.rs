@@ -122,13 +122,15 @@ fn host_uring_nop_us(n: u64) -> Result<f64, String> {
 }
 
 /// Runs every figure for one transport.
+/// Every figure of one transport, and its whole-device measurement (what a
+/// calibration keeps; `pair` and `device` are the caller's to fill).
 pub fn run_transport(
     device: &dyn Device,
     transport: TransportKind,
     open: &Opener<'_>,
     dir: &Path,
     scale: Scale,
-) -> Result<Vec<Figure>, String> {
+) -> Result<(Vec<Figure>, crate::calibration::Measured), String> {
     let mut figures = Vec::new();
 
     // NOP latency and throughput.
@@ -262,8 +264,9 @@ pub fn run_transport(
     });
     let _ = std::fs::remove_file(&out_path);
 
-    figures.push(whole_device(device, transport, open, dir)?);
-    Ok(figures)
+    let (figure, measured) = whole_device(device, transport, open, dir)?;
+    figures.push(figure);
+    Ok((figures, measured))
 }
 
 /// User + system CPU time of this process so far.
@@ -283,7 +286,7 @@ fn whole_device(
     transport: TransportKind,
     open: &Opener<'_>,
     dir: &Path,
-) -> Result<Figure, String> {
+) -> Result<(Figure, crate::calibration::Measured), String> {
     use gpuio_device::kernels::{full_device_row, FULL_DEVICE_ROW};
     let (grid, block) = device.full_shape();
     let threads = u64::from(grid) * u64::from(block);
@@ -350,17 +353,29 @@ fn whole_device(
     ] {
         let _ = std::fs::remove_file(f);
     }
-    Ok(Figure {
+    let rate = requests as f64 / took.as_secs_f64();
+    let measured = crate::calibration::Measured {
+        pair: String::new(),
+        device: String::new(),
+        requests_per_s: rate,
+        threads_done: p[3],
+        threads,
+        measured_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    };
+    let figure = Figure {
         what: format!(
             "{transport}: whole device {grid}x{block}, write+read+printf ({} of {threads} threads done, {} timed out, host CPU {:.2} s/M req)",
             p[3],
             report.timed_out,
             cpu.as_secs_f64() * 1e6 / (requests.max(1)) as f64
         ),
-        value: requests as f64 / took.as_secs_f64() / 1e3,
+        value: rate / 1e3,
         unit: "kreq/s",
         reference: Some(("one host thread, same calls".to_string(), host_rate / 1e3)),
-    })
+    };
+    Ok((figure, measured))
 }
 
 /// Lines per second one host thread formats (`snprintf`) and writes (`write`, one

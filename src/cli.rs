@@ -259,6 +259,7 @@ pub fn bench(
         dir.path().display()
     ));
     let mut failed = false;
+    let mut measured = Vec::new();
     for f in pairs_for(runtime, request, chosen) {
         let open = |cfg| f.open(cfg).map_err(|e| e.to_string());
         let start = std::time::Instant::now();
@@ -269,7 +270,10 @@ pub fn bench(
             dir.path(),
             scale,
         ) {
-            Ok(figures) => {
+            Ok((figures, mut m)) => {
+                m.pair = f.pair().to_string();
+                m.device = f.probe().device.clone();
+                measured.push(m);
                 let mut out = String::new();
                 for fig in figures {
                     let _ = writeln!(out, "  {fig}");
@@ -283,10 +287,38 @@ pub fn bench(
             }
         }
     }
+    save_calibration(measured);
     if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Stores the whole-device figures `gpuio bench` measured, for selection.
+fn save_calibration(measured: Vec<crate::calibration::Measured>) {
+    use crate::calibration::Calibration;
+    let Some(path) = Calibration::path() else {
+        return;
+    };
+    if measured.is_empty() {
+        return;
+    }
+    let mut cal = match Calibration::load(&path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gpuio bench: replacing an unreadable calibration: {e}");
+            Calibration::default()
+        }
+    };
+    cal.record(measured);
+    match cal.save(&path) {
+        Ok(()) => print_stdout(&format!(
+            "calibration saved to {} (Runtime::auto ranks each backend's transports by it; \
+             GPUIO_CALIBRATION=off ignores it)\n",
+            path.display()
+        )),
+        Err(e) => eprintln!("gpuio bench: could not save the calibration: {e}"),
     }
 }
 

@@ -55,6 +55,7 @@
 pub mod backends;
 #[doc(hidden)]
 pub mod bench;
+pub mod calibration;
 #[doc(hidden)]
 pub mod cli;
 #[doc(hidden)]

@@ -222,9 +222,67 @@ fn rank_key(backend_index: usize, s: &PairStatus) -> (bool, std::cmp::Reverse<u3
 }
 
 impl Runtime {
-    /// Probes the default backends ([`default_backends`]).
+    /// Probes the default backends ([`default_backends`]) and ranks each one's
+    /// transports by the machine's calibration when `gpuio bench` stored one
+    /// ([`crate::calibration`]).
     pub fn probe() -> Self {
-        Self::from_backends(default_backends())
+        let mut rt = Self::from_backends(default_backends());
+        if let Some(path) = crate::calibration::Calibration::path() {
+            match crate::calibration::Calibration::load(&path) {
+                Ok(cal) => rt.calibrate(&cal, &path),
+                Err(e) => tracing::warn!(error = %e, "calibration ignored"),
+            }
+        }
+        rt
+    }
+
+    /// Ranks each backend's available transports by the figures `cal` holds for
+    /// its device (measured ones first, fastest first; the rest after, in their
+    /// probe's order). Scores are only exchanged within a backend, so every GPU
+    /// pair still ranks above every CPU pair. The probe gains a capability line
+    /// saying where the ranking came from.
+    pub fn calibrate(&mut self, cal: &crate::calibration::Calibration, source: &std::path::Path) {
+        for e in &mut self.entries {
+            let device = e.probe.device.clone();
+            let backend = e.probe.backend;
+            let mut avail: Vec<(TransportKind, u32, Option<f64>)> = e
+                .probe
+                .transports
+                .iter()
+                .filter_map(|(t, a)| {
+                    let pair = format!("{backend}/{t}");
+                    a.score()
+                        .map(|sc| (*t, sc, cal.figure(&pair, &device).map(|m| m.requests_per_s)))
+                })
+                .collect();
+            if avail.iter().all(|(_, _, f)| f.is_none()) {
+                continue;
+            }
+            let mut scores: Vec<u32> = avail.iter().map(|(_, sc, _)| *sc).collect();
+            scores.sort_unstable_by(|a, b| b.cmp(a));
+            avail.sort_by(|a, b| match (a.2, b.2) {
+                (Some(x), Some(y)) => y.total_cmp(&x),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => b.1.cmp(&a.1),
+            });
+            let mut said = Vec::new();
+            for ((t, _, fig), score) in avail.iter().zip(scores) {
+                if let Some((_, a)) = e.probe.transports.iter_mut().find(|(k, _)| k == t) {
+                    *a = Availability::Available { score };
+                }
+                said.push(match fig {
+                    Some(f) => format!("{t} {:.1} k req/s", f / 1e3),
+                    None => format!("{t} not measured"),
+                });
+            }
+            e.probe
+                .capabilities
+                .push(gpuio_core::backend::Capability::new(
+                    "transports ranked by calibration",
+                    format!("{} ({})", said.join(", "), source.display()),
+                ));
+        }
     }
 
     /// Probes `backends`, kept in the given (tie-breaking) order.
@@ -503,6 +561,84 @@ mod tests {
             .map(|r| Request::parse(r, Origin::Flag))
             .transpose()?;
         rt.choose(request.as_ref()).map(|f| f.pair().to_string())
+    }
+
+    fn measured(pair: &str, device: &str, rate: f64) -> crate::calibration::Measured {
+        crate::calibration::Measured {
+            pair: pair.into(),
+            device: device.into(),
+            requests_per_s: rate,
+            threads_done: 1,
+            threads: 1,
+            measured_at: 0,
+        }
+    }
+
+    #[test]
+    fn a_calibration_ranks_a_backends_transports_by_what_was_measured_on_its_device() {
+        let mut rt = runtime(vec![
+            ("cuda", true, [UP(1030), UP(1020), UP(1010)]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        let mut cal = crate::calibration::Calibration::default();
+        cal.record(vec![
+            measured("cuda/direct", "cuda", 112e3),
+            measured("cuda/forward", "cuda", 2.6e3),
+            measured("cuda/mailbox", "cuda", 7.5e3),
+            // Measured on another device: ignored.
+            measured("cpu/mailbox", "some other machine", 1e9),
+        ]);
+        rt.calibrate(&cal, std::path::Path::new("/x/calibration.json"));
+        let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
+        assert_eq!(
+            order,
+            [
+                "cuda/direct",
+                "cuda/mailbox",
+                "cuda/forward",
+                "cpu/direct",
+                "cpu/forward",
+                "cpu/mailbox"
+            ]
+        );
+        let cuda = rt.probes().find(|p| p.backend == "cuda").unwrap();
+        let line = cuda
+            .capabilities
+            .iter()
+            .find(|c| c.name == "transports ranked by calibration")
+            .unwrap();
+        assert!(line.value.contains("/x/calibration.json"), "{}", line.value);
+        assert!(
+            line.value.contains("direct 112.0 k req/s"),
+            "{}",
+            line.value
+        );
+    }
+
+    #[test]
+    fn a_calibration_that_favours_the_cpu_device_never_lifts_it_above_a_gpu() {
+        let mut rt = runtime(vec![
+            ("cuda", true, [down(), UP(1020), UP(1010)]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        let mut cal = crate::calibration::Calibration::default();
+        cal.record(vec![
+            measured("cpu/mailbox", "cpu", 9e9),
+            measured("cpu/direct", "cpu", 1.0),
+        ]);
+        rt.calibrate(&cal, std::path::Path::new("c.json"));
+        let order: Vec<String> = rt.ranked().iter().map(|s| s.pair.to_string()).collect();
+        assert_eq!(
+            order,
+            [
+                "cuda/forward",
+                "cuda/mailbox",
+                "cpu/mailbox",
+                "cpu/direct",
+                "cpu/forward",
+                "cuda/direct"
+            ]
+        );
     }
 
     #[test]

@@ -195,3 +195,55 @@ fn selftest_without_libcuda_lists_cuda_as_skipped_with_the_reason_and_runs_the_c
         "{out}"
     );
 }
+
+#[test]
+fn bench_stores_a_calibration_that_probe_then_ranks_the_transports_by() {
+    let cache = tempfile::tempdir().unwrap();
+    let with_cache = |args: &[&str]| {
+        let mut cmd = gpuio(args);
+        cmd.env_remove("GPUIO_CALIBRATION")
+            .env("XDG_CACHE_HOME", cache.path());
+        cmd
+    };
+    let o = run(&mut with_cache(&["--backend", "cpu", "bench", "--quick"]));
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let path = cache.path().join("gpuio/calibration.json");
+    assert!(stdout(&o).contains(&path.display().to_string()), "{}", stdout(&o));
+    let cal: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let pairs = cal["pairs"].as_array().unwrap();
+    let fastest = pairs
+        .iter()
+        .max_by(|a, b| {
+            a["requests_per_s"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["requests_per_s"].as_f64().unwrap())
+        })
+        .unwrap();
+    for p in pairs {
+        assert!(p["pair"].as_str().unwrap().starts_with("cpu/"), "{p}");
+        assert_eq!(p["threads_done"], p["threads"], "{p}");
+    }
+
+    let json = report(&run(&mut with_cache(&["probe", "--json"])));
+    let cpu = json["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cpu")
+        .unwrap();
+    let line = cpu["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "transports ranked by calibration")
+        .unwrap_or_else(|| panic!("no calibration line: {cpu}"));
+    assert!(
+        line["value"].as_str().unwrap().contains("calibration.json"),
+        "{line}"
+    );
+    if !libcuda_present() {
+        assert_eq!(json["chosen"], fastest["pair"], "{json}");
+    }
+}
