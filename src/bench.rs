@@ -133,8 +133,11 @@ pub fn run_transport(
 ) -> Result<(Vec<Figure>, crate::calibration::Measured), String> {
     let mut figures = Vec::new();
 
-    // NOP latency and throughput.
+    // NOP latency and throughput. One NOP first, untimed: the first launch on a
+    // device may compile and load the kernels (NVRTC: up to a minute, cold).
     let ch = open(ChannelConfig::default())?;
+    let (p, _) = launch_wait(device, &ch, "nop", 1, &[1, 0, 0])?;
+    fail_check(&p, 1, "nop (warm-up)")?;
     let (p, t1) = launch_wait(device, &ch, "nop", 1, &[scale.nops, 0, 0])?;
     fail_check(&p, 1, "nop")?;
     let reference = host_uring_nop_us(scale.nops).ok();
