@@ -387,3 +387,47 @@ fn a_socket_declared_with_less_than_its_own_access_is_refused_at_open_with_the_r
     let ch = Channel::open(provider, &DirectBuilder::default(), cfg).unwrap();
     assert_clean(&ch.close());
 }
+
+#[test]
+fn a_kernel_that_inflates_the_completion_count_gets_a_protocol_violation_not_a_clean_close() {
+    use gpuio_core::device::Device as _;
+    // A hostile kernel: one honest NOP, then it writes the descriptor's counters
+    // (shared memory it can reach but does not own) as if 1000 more had finished.
+    const HOSTILE: &str = r#"
+#include "gpuio.h"
+GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
+  p[0] = (gpuio_u64)gpuio_nop(ch);
+  gpuio_u64 *completed = (gpuio_u64 *)&ch->stats.completed;
+  gpuio_st_release_64(completed, gpuio_ld_acquire_64(completed) + 1000u);
+}
+"#;
+    let module = match CpuDevice.load("inflate.cu", HOSTILE) {
+        Ok(m) => m,
+        Err(gpuio_core::device::DeviceError::NoCompiler(why)) => {
+            assert!(
+                !std::env::var("GPUIO_REQUIRE")
+                    .unwrap_or_default()
+                    .contains("cxx"),
+                "GPUIO_REQUIRE lists cxx, but {why}"
+            );
+            return eprintln!("skipped: {why}");
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let ch = open(config(4));
+    let p = module
+        .launch("inflate", 1, 1, &ch, &[u64::MAX])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[0], 0, "the honest NOP");
+    let report = ch.close();
+    assert!(!report.is_clean(), "{report}");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.starts_with("protocol violation") && p.contains("1001 completed")),
+        "{report}"
+    );
+}

@@ -208,7 +208,11 @@ fn bench_stores_a_calibration_that_probe_then_ranks_the_transports_by() {
     let o = run(&mut with_cache(&["--backend", "cpu", "bench", "--quick"]));
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     let path = cache.path().join("gpuio/calibration.json");
-    assert!(stdout(&o).contains(&path.display().to_string()), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&path.display().to_string()),
+        "{}",
+        stdout(&o)
+    );
     let cal: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let pairs = cal["pairs"].as_array().unwrap();

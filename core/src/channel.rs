@@ -324,11 +324,24 @@ impl Channel {
             Err(e) => tracing::error!(error = %e, "cannot flag the descriptor as closing"),
         }
         let report = transport.close(start + bound);
+        let mut problems = report.problems;
+        let c = report.counters;
+        let finished = c.completed.saturating_add(c.failed);
+        if finished > c.submitted {
+            // Only a kernel that wrote words it does not own (ring indexes, the
+            // counters) can make more requests finish than were submitted.
+            problems.push(format!(
+                "protocol violation: {finished} requests finished ({} completed + {} failed) \
+                 but only {} were submitted; the kernel wrote ring words or counters it does \
+                 not own, so these counts cannot be trusted",
+                c.completed, c.failed, c.submitted
+            ));
+        }
         let out = CloseReport {
             transport: self.kind,
-            counters: report.counters,
+            counters: c,
             timed_out: report.timed_out,
-            problems: report.problems,
+            problems,
             elapsed: start.elapsed(),
         };
         if out.is_clean() {
