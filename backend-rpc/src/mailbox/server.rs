@@ -3,6 +3,10 @@
 //! Each server thread owns the ports `first, first + stride, …` and scans them
 //! round-robin: every pending port is answered once per round, so no port starves
 //! another. A round that finds nothing backs off ([`Backoff`]) to almost no CPU.
+//! A stream read or write whose endpoint is not ready (`poll`) stays pending and is
+//! looked at again next round, so one read of an empty pipe never stops the thread
+//! and the ports it serves; its caller's deadline bounds its wait, and close reports
+//! it if it is still pending then.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -215,6 +219,12 @@ pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
         return false;
     }
     let req = ports.request(i);
+    if !ready(shared, &req) {
+        // A stream that would block: answering it now would stop this thread, and
+        // every port it serves, until data comes. Leave it pending (the caller's
+        // deadline still bounds its wait) and look again next round.
+        return false;
+    }
     shared.counters.submitted.fetch_add(1, Ordering::AcqRel);
     let result = execute(shared, &req);
     let counter = if result >= 0 {
@@ -227,6 +237,34 @@ pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
     // Release: the result (and bytes read into staging) before the answer.
     ports.host_out(i).store(sent, Ordering::Release);
     true
+}
+
+/// Whether `req` can run without blocking: stream reads and writes wait until
+/// `poll` says their endpoint is ready; everything else (positioned I/O on
+/// files, NOPs, requests validation will refuse) is ready at once.
+fn ready(shared: &Shared, req: &abi::Request) -> bool {
+    use rustix::event::{poll, PollFd, PollFlags};
+    let events = match req.op {
+        abi::op::READ => PollFlags::IN,
+        abi::op::WRITE => PollFlags::OUT,
+        _ => return true,
+    };
+    let Some(ep) = shared.endpoints.get(req.endpoint as usize) else {
+        return true;
+    };
+    let fd = ep.fd();
+    let mut fds = [PollFd::new(&fd, events)];
+    match poll(
+        &mut fds,
+        Some(&rustix::time::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        }),
+    ) {
+        // Ready, or an error or hang-up the syscall itself will report.
+        Ok(n) => n > 0,
+        Err(_) => true,
+    }
 }
 
 /// Validates `req` and, if it passes, makes its one syscall. `>= 0` or `-errno`.
