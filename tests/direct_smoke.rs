@@ -1,6 +1,8 @@
 //! The direct transport end to end on the CPU device: conformance kernels write
 //! SQEs into a real confined SQPOLL ring, against real files in a tempdir.
 
+mod probe_support;
+
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -390,7 +392,6 @@ fn a_socket_declared_with_less_than_its_own_access_is_refused_at_open_with_the_r
 
 #[test]
 fn a_kernel_that_inflates_the_completion_count_gets_a_protocol_violation_not_a_clean_close() {
-    use gpuio_core::device::Device as _;
     // A hostile kernel: one honest NOP, then it writes the descriptor's counters
     // (shared memory it can reach but does not own) as if 1000 more had finished.
     const HOSTILE: &str = r#"
@@ -401,18 +402,8 @@ GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_st_release_64(completed, gpuio_ld_acquire_64(completed) + 1000u);
 }
 "#;
-    let module = match CpuDevice.load("inflate.cu", HOSTILE) {
-        Ok(m) => m,
-        Err(gpuio_core::device::DeviceError::NoCompiler(why)) => {
-            assert!(
-                !std::env::var("GPUIO_REQUIRE")
-                    .unwrap_or_default()
-                    .contains("cxx"),
-                "GPUIO_REQUIRE lists cxx, but {why}"
-            );
-            return eprintln!("skipped: {why}");
-        }
-        Err(e) => panic!("{e}"),
+    let Some(module) = probe_support::load_on_cpu("inflate.cu", HOSTILE) else {
+        return;
     };
     let ch = open(config(4));
     let p = module

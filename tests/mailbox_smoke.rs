@@ -2,6 +2,8 @@
 //! the CPU device (one OS thread per emulated GPU thread) against real files in a
 //! temporary directory, served by the mailbox's host server with plain syscalls.
 
+mod probe_support;
+
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -407,7 +409,6 @@ fn seccomp_child_runs_kernels_with_io_uring_forbidden() {
 
 #[test]
 fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
-    use gpuio_core::device::Device as _;
     use std::os::fd::AsFd;
     // Thread 0 reads a pipe nobody writes; threads 1..=16 write 20 rows each to a
     // file. One server thread serves every port.
@@ -426,18 +427,8 @@ GPUIO_KERNEL(stuck_and_busy)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 "#;
-    let module = match CpuDevice.load("stuck_and_busy.cu", KERNEL) {
-        Ok(m) => m,
-        Err(gpuio_core::device::DeviceError::NoCompiler(why)) => {
-            assert!(
-                !std::env::var("GPUIO_REQUIRE")
-                    .unwrap_or_default()
-                    .contains("cxx"),
-                "GPUIO_REQUIRE lists cxx, but {why}"
-            );
-            return eprintln!("skipped: {why}");
-        }
-        Err(e) => panic!("{e}"),
+    let Some(module) = probe_support::load_on_cpu("stuck_and_busy.cu", KERNEL) else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     let rows = file_in(&dir, "rows");

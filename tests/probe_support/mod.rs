@@ -89,3 +89,20 @@ pub fn skip(part: &str, why: &str) {
     }
     eprintln!("skipped: Unsupported: {part} — {why}");
 }
+
+/// `source` loaded on the CPU device, or `None` (with a skip line) where no C++
+/// compiler can be run; where `GPUIO_REQUIRE` lists `cxx`, that is a failure.
+pub fn load_on_cpu(
+    name: &str,
+    source: &str,
+) -> Option<std::sync::Arc<dyn gpuio_core::device::Module>> {
+    use gpuio_core::device::{Device as _, DeviceError};
+    match gpuio_device::cpu::CpuDevice.load(name, source) {
+        Ok(m) => Some(m),
+        Err(DeviceError::NoCompiler(why)) => {
+            skip("cxx", &why);
+            None
+        }
+        Err(e) => panic!("loading {name}: {e}"),
+    }
+}
