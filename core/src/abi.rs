@@ -13,7 +13,7 @@
 //!   transport rings    io_uring SQ/CQ/SQEs (direct), ForwardEntry[slots] (forward),
 //!                      MailboxPort[port_count] (mailbox)
 //! device-local (device memory on a GPU: only the device's own atomics touch it):
-//!   DirectState + DirectSlot[slots]  |  ForwardState + u32[slots]  |  u32 locks[port_count][1040]
+//!   DirectState + DirectSlot[slots]  |  ForwardState + ForwardSlot[slots]  |  u32 locks[port_count][1040]
 //! ```
 //!
 //! # Ownership in one sentence per protocol
@@ -31,11 +31,14 @@
 //!   `IN_FLIGHT → ABANDONED`; the loser of the waiter's side frees the slot. A
 //!   position that cannot be left as a hole (its caller gave up waiting for the
 //!   slot, or took it after `closing` was set) is filled with a stand-in NOP.
-//! * **Forward.** The device owns entry `pos % slots` when `stamp == pos·4 + FREE`;
-//!   it writes the request and releases `stamp = pos·4 + READY`; the host forwarder
-//!   acquires it, validates, submits to its own io_uring, writes `result` and releases
-//!   `stamp = pos·4 + DONE`; the device acquires that, reads the result and releases
-//!   `stamp = (pos + slots)·4 + FREE`. Every stamp is written by one side only per state.
+//! * **Forward.** A request takes position `pos` (device fetch-add) and slot
+//!   `pos % slots`, whose device-local [`ForwardSlot`] says whose turn it is and who
+//!   holds it; once it holds the slot it writes entry `pos % slots` and releases
+//!   `stamp = pos·4 + READY`; the host forwarder takes READY entries in any order,
+//!   validates, submits to its own io_uring, writes `result` and releases
+//!   `stamp = pos·4 + DONE`; the device acquires that, reads the result and frees the
+//!   slot. The host writes only `result` and DONE stamps; the device only requests
+//!   and READY stamps.
 //! * **Mailbox.** The device owns a port when `device_out == host_out`: it writes the
 //!   packet and flips `device_out` (release); the host acquires, executes, writes the
 //!   result and flips `host_out` (release); the device acquires and reads the result.
@@ -47,7 +50,7 @@
 /// `Channel::magic`: "GPIO" read as a little-endian `u32`.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -258,9 +261,8 @@ pub struct ForwardQueue {
     pub entries: u64,
     /// Device-local [`ForwardState`].
     pub state: u64,
-    /// Device-local `u64[Channel::slots]`: entry `i`'s word, `lap << 2 | state`
-    /// (a `slot_state` value; `lap` = position / slots). Producers wait on it
-    /// rather than on the shared stamp (see `gpuio/forward.h`).
+    /// Device-local [`ForwardSlot`]`[Channel::slots]`: whose turn it is on each
+    /// slot and who holds it (see `gpuio/forward.h`).
     pub slot_state: u64,
     pub _pad: u64,
 }
@@ -280,6 +282,25 @@ pub struct ForwardState {
     /// Next request position (fetch-add).
     pub reserve: u64,
     pub _pad: u64,
+}
+
+/// One forward slot's device-local state. Zeroed memory is "turn 0, FREE": slot `i`
+/// is free for position `i`. Lap `L` of slot `i` is position `L·slots + i`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ForwardSlot {
+    /// The lap whose turn it is to take the slot; written only by that turn's owner
+    /// (when it takes the slot or passes the turn on).
+    pub turn: u64,
+    /// The lap holding the slot (valid unless `state == FREE`).
+    pub holder: u64,
+    /// `gpuio_now_ns()` when the holder took the slot: a turn owner passes over a
+    /// slot held longer than a quarter of the channel's timeout.
+    pub since: u64,
+    /// `slot_state::FREE`, `IN_FLIGHT` or `ABANDONED`: FREE/ABANDONED → IN_FLIGHT
+    /// only by the turn owner, IN_FLIGHT → FREE/ABANDONED only by the holder.
+    pub state: u32,
+    pub _pad: u32,
 }
 
 /// A request as the host sees it, before it validates anything.
@@ -445,6 +466,11 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_forward_queue.slot_state" => offset_of!(ForwardQueue, slot_state),
         "sizeof(gpuio_forward_state)" => size_of::<ForwardState>(),
         "gpuio_forward_state.reserve" => offset_of!(ForwardState, reserve),
+        "sizeof(gpuio_forward_slot)" => size_of::<ForwardSlot>(),
+        "gpuio_forward_slot.turn" => offset_of!(ForwardSlot, turn),
+        "gpuio_forward_slot.holder" => offset_of!(ForwardSlot, holder),
+        "gpuio_forward_slot.since" => offset_of!(ForwardSlot, since),
+        "gpuio_forward_slot.state" => offset_of!(ForwardSlot, state),
         "sizeof(gpuio_request)" => size_of::<Request>(),
         "gpuio_request.op" => offset_of!(Request, op),
         "gpuio_request.endpoint" => offset_of!(Request, endpoint),

@@ -25,6 +25,8 @@ static const unsigned long long layout[] = {
     S(gpuio_forward_queue), O(gpuio_forward_queue, entries), O(gpuio_forward_queue, state),
     O(gpuio_forward_queue, slot_state),
     S(gpuio_forward_state), O(gpuio_forward_state, reserve),
+    S(gpuio_forward_slot), O(gpuio_forward_slot, turn), O(gpuio_forward_slot, holder), O(gpuio_forward_slot, since),
+    O(gpuio_forward_slot, state),
     S(gpuio_request), O(gpuio_request, op), O(gpuio_request, endpoint), O(gpuio_request, len),
     O(gpuio_request, flags), O(gpuio_request, staging_off), O(gpuio_request, offset),
     S(gpuio_forward_entry), O(gpuio_forward_entry, stamp), O(gpuio_forward_entry, req), O(gpuio_forward_entry, result),

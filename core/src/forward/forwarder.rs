@@ -1,4 +1,4 @@
-//! The forwarder thread: takes READY entries in position order, validates them,
+//! The forwarder thread: takes READY entries in any order, validates them,
 //! batches them into its io_uring, reaps completions and answers in place.
 
 use std::os::fd::AsRawFd;
@@ -13,12 +13,16 @@ use crate::request::{validate, Checked};
 use crate::transport::{Backoff, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
-use super::queue::{stamp_of, QueueView};
+use super::queue::QueueView;
 use super::AtomicCounters;
 
 /// First sleep in `io_uring_enter` while waiting for a completion; doubles up to
 /// `idle_max` while nothing happens.
 const FIRST_CQ_WAIT: Duration = Duration::from_micros(20);
+
+/// `user_data` of the cancel request sent at close (no position is ever this big:
+/// stamps hold positions below 2^62).
+const CANCEL: u64 = u64::MAX;
 
 #[derive(Clone, Debug)]
 pub(crate) struct ForwarderConfig {
@@ -26,6 +30,16 @@ pub(crate) struct ForwarderConfig {
     pub idle_max: Duration,
     pub quiet: Duration,
     pub fixed_files: bool,
+}
+
+/// What the loop did, for the debug log at exit.
+#[derive(Debug, Default)]
+struct LoopStats {
+    rounds: u64,
+    taken: u64,
+    waits: u64,
+    waited: Duration,
+    most_in_flight: u32,
 }
 
 /// How the transport tells the thread to stop.
@@ -61,6 +75,8 @@ pub(crate) struct Exit {
     pub deadline_hit: bool,
     /// The last io_uring error, if submitting ever failed.
     pub ring_error: Option<String>,
+    /// Entries the device stamped READY for a position they cannot hold.
+    pub violations: u64,
 }
 
 impl Exit {
@@ -79,6 +95,12 @@ impl Exit {
             p.push(format!(
                 "{} requests queued but not started when the forwarder stopped were refused with -ESHUTDOWN",
                 self.refused_at_close
+            ));
+        }
+        if self.violations > 0 {
+            p.push(format!(
+                "protocol violation: {} forward entries were stamped READY for a position they cannot hold (ignored)",
+                self.violations
             ));
         }
         if let Some(e) = &self.ring_error {
@@ -110,8 +132,18 @@ pub(crate) struct Forwarder {
     staging_len: u64,
     control: Arc<Control>,
     counters: Arc<AtomicCounters>,
-    /// Next position to take.
-    head: u64,
+    /// Per entry, the last position taken from it (`None`: none yet). A READY
+    /// stamp for that position is in the ring; one for an older position, or for a
+    /// position that does not belong to the entry, is a protocol violation.
+    taken: Vec<Option<u64>>,
+    /// Per entry, whether its last position taken is still unanswered.
+    open: Vec<bool>,
+    /// Where the next scan starts, so that no entry is always looked at last.
+    cursor: usize,
+    /// READY stamps that broke the protocol (see `taken`), counted once each.
+    violations: u64,
+    /// The last such stamp per entry, so a stamp left in place is counted once.
+    bad_stamp: Vec<Option<u64>>,
     /// Ops pushed to the ring and not yet reaped.
     in_flight: u32,
     /// Most ops in the ring at once (its SQ size).
@@ -133,6 +165,7 @@ impl Forwarder {
             .map_err(|e| TransportError::os("io_uring_setup", e))?;
         let capacity = ring.params().sq_entries();
         let fds: Vec<i32> = endpoints.iter().map(|e| e.fd().as_raw_fd()).collect();
+        let slots = queue.entries().len();
         let files = if config.fixed_files && !fds.is_empty() {
             match ring.submitter().register_files(&fds) {
                 Ok(()) => Files::Fixed,
@@ -155,7 +188,11 @@ impl Forwarder {
             staging_len,
             control,
             counters,
-            head: 0,
+            taken: vec![None; slots],
+            open: vec![false; slots],
+            cursor: 0,
+            violations: 0,
+            bad_stamp: vec![None; slots],
             in_flight: 0,
             capacity,
             ring_error: None,
@@ -168,12 +205,14 @@ impl Forwarder {
         let mut backoff = Backoff::new(self.config.idle_max);
         let mut cq_wait = FIRST_CQ_WAIT;
         let mut quiet_since: Option<Instant> = None;
+        let mut cancelled = false;
+        let mut stats = LoopStats::default();
         let mut deadline_hit = false;
         loop {
             let stopping = self.control.deadline();
             // Past the deadline nothing new is started (finish() refuses it).
             if stopping.is_some_and(|deadline| Instant::now() >= deadline) {
-                deadline_hit = self.in_flight > 0 || self.ready_at_head();
+                deadline_hit = self.in_flight > 0 || self.any_ready();
                 break;
             }
             let taken = self.take_ready();
@@ -181,43 +220,100 @@ impl Forwarder {
                 self.submit();
             }
             let reaped = self.reap();
+            stats.rounds += 1;
+            stats.taken += u64::from(taken);
+            stats.most_in_flight = stats.most_in_flight.max(self.in_flight);
             let progressed = taken + reaped > 0;
             if stopping.is_some() {
                 let now = Instant::now();
-                if progressed || self.in_flight > 0 {
+                if progressed {
                     quiet_since = None;
                 } else if now.duration_since(*quiet_since.get_or_insert(now)) >= self.config.quiet {
-                    break;
+                    if self.in_flight == 0 {
+                        break;
+                    }
+                    // Only ops that may never finish are left (a read of a pipe
+                    // nobody writes): cancel them, once, so that they are answered
+                    // (-ECANCELED) and counted instead of left in the ring.
+                    if !cancelled {
+                        cancelled = true;
+                        quiet_since = None;
+                        self.cancel_in_flight();
+                    }
                 }
             }
             if progressed {
                 backoff.reset();
                 cq_wait = FIRST_CQ_WAIT;
             } else if self.in_flight > 0 && self.ring.params().is_feature_ext_arg() {
+                // New requests are not seen while this sleeps: sleep long only once
+                // nothing has been taken for a while (the device is quiet).
+                let t = Instant::now();
                 self.wait_for_completion(cq_wait);
+                stats.waits += 1;
+                stats.waited += t.elapsed();
                 cq_wait = (cq_wait * 2).min(self.config.idle_max.max(FIRST_CQ_WAIT));
             } else {
                 backoff.idle();
             }
         }
+        tracing::debug!(
+            rounds = stats.rounds,
+            taken = stats.taken,
+            waits = stats.waits,
+            waited = ?stats.waited,
+            most_in_flight = stats.most_in_flight,
+            "forwarder stopped"
+        );
         self.finish(deadline_hit)
     }
 
-    fn ready_at_head(&self) -> bool {
-        self.queue.entry(self.head).stamp() == stamp_of(self.head, stamp::READY)
+    /// Whether some entry holds a request not taken yet.
+    fn any_ready(&self) -> bool {
+        (0..self.taken.len()).any(|i| self.untaken(i).is_some_and(|pos| self.belongs(i, pos)))
     }
 
-    /// Takes every READY entry from `head` on, in order, while the ring has room.
+    /// The position entry `i` holds READY and not yet taken, if any.
+    fn untaken(&self, i: usize) -> Option<u64> {
+        let s = self.queue.entries()[i].stamp();
+        let pos = s >> stamp::SHIFT;
+        let in_flight = self.open[i] && self.taken[i] == Some(pos);
+        (s & 3 == stamp::READY && !in_flight).then_some(pos)
+    }
+
+    /// Whether entry `i` may hold a request for `pos`: the device stamps READY only
+    /// for a position of this entry, newer than the last one taken from it; anything
+    /// else it wrote there is not a request.
+    fn belongs(&self, i: usize, pos: u64) -> bool {
+        pos % self.taken.len() as u64 == i as u64 && self.taken[i].is_none_or(|t| pos > t)
+    }
+
+    /// Takes every READY entry, in any order (one pass over the queue from a
+    /// rotating start), while the ring has room.
     fn take_ready(&mut self) -> u32 {
+        let n = self.taken.len();
         let mut taken = 0;
-        while self.in_flight < self.capacity {
-            let pos = self.head;
-            let entry = self.queue.entry(pos);
-            if entry.stamp() != stamp_of(pos, stamp::READY) {
+        for k in 0..n {
+            if self.in_flight >= self.capacity {
                 break;
             }
-            let req = entry.request();
-            self.head += 1;
+            let i = (self.cursor + k) % n;
+            let Some(pos) = self.untaken(i) else { continue };
+            if !self.belongs(i, pos) {
+                if self.bad_stamp[i] != Some(pos) {
+                    self.bad_stamp[i] = Some(pos);
+                    self.violations += 1;
+                    tracing::warn!(
+                        entry = i,
+                        pos,
+                        "forward entry stamped READY for a position it cannot hold"
+                    );
+                }
+                continue;
+            }
+            let req = self.queue.entries()[i].request();
+            self.taken[i] = Some(pos);
+            self.open[i] = true;
             taken += 1;
             self.counters.submitted.fetch_add(1, Ordering::AcqRel);
             match validate(&req, &self.endpoints, self.staging_len) {
@@ -239,6 +335,7 @@ impl Forwarder {
                 }
             }
         }
+        self.cursor = (self.cursor + 1) % n.max(1);
         taken
     }
 
@@ -290,6 +387,21 @@ impl Forwarder {
         }
     }
 
+    /// Asks the kernel to cancel every op in the ring (`IORING_ASYNC_CANCEL_ANY`).
+    fn cancel_in_flight(&mut self) {
+        tracing::debug!(
+            in_flight = self.in_flight,
+            "closing: cancelling ops that never finished"
+        );
+        let sqe = opcode::AsyncCancel2::new(types::CancelBuilder::any())
+            .build()
+            .user_data(CANCEL);
+        // SAFETY: a cancel request carries no buffer.
+        if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
+            self.submit();
+        }
+    }
+
     /// Answers every completion the ring has.
     fn reap(&mut self) -> u32 {
         let mut n = 0;
@@ -297,8 +409,13 @@ impl Forwarder {
         cq.sync();
         for cqe in &mut cq {
             let pos = cqe.user_data();
+            if pos == CANCEL {
+                continue; // the cancel request itself
+            }
             let result = i64::from(cqe.result());
             self.in_flight = self.in_flight.saturating_sub(1);
+            let entries = self.open.len() as u64;
+            self.open[(pos % entries) as usize] = false;
             let counter = if result >= 0 {
                 &self.counters.completed
             } else {
@@ -312,7 +429,9 @@ impl Forwarder {
     }
 
     /// Answers `pos` without the ring (a refused request).
-    fn answer(&self, pos: u64, result: i64) {
+    fn answer(&mut self, pos: u64, result: i64) {
+        let n = self.open.len() as u64;
+        self.open[(pos % n) as usize] = false;
         self.queue.entry(pos).answer(pos, result);
         let counter = if result >= 0 {
             &self.counters.completed
@@ -342,20 +461,20 @@ impl Forwarder {
     fn finish(mut self, deadline_hit: bool) -> Exit {
         self.reap();
         let mut refused = 0;
-        for e in self.queue.entries() {
-            let s = e.stamp();
-            let pos = s >> stamp::SHIFT;
-            // READY below `head` is in the ring; at or above it, never taken.
-            if s & 3 == stamp::READY && pos >= self.head {
-                self.counters.submitted.fetch_add(1, Ordering::AcqRel);
-                self.answer(pos, -i64::from(libc::ESHUTDOWN));
-                refused += 1;
+        for i in 0..self.taken.len() {
+            let Some(pos) = self.untaken(i) else { continue };
+            if !self.belongs(i, pos) {
+                continue; // not a request (counted as a violation when seen)
             }
+            self.counters.submitted.fetch_add(1, Ordering::AcqRel);
+            self.answer(pos, -i64::from(libc::ESHUTDOWN));
+            refused += 1;
         }
         Exit {
             in_flight: self.in_flight,
             refused_at_close: refused,
             deadline_hit,
+            violations: self.violations,
             ring_error: self.ring_error.take(),
         }
     }

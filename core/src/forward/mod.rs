@@ -10,34 +10,41 @@
 //!
 //! ```text
 //! shared:        ForwardEntry entries[slots]     stamp, request, result (one line each)
-//! device-local:  ForwardState state              reserve: next position (device CAS)
-//!                u64 slot_state[slots]           lap << 2 | FREE / IN_FLIGHT / ABANDONED
+//! device-local:  ForwardState state              reserve: next position (device fetch-add)
+//!                ForwardSlot slots[slots]        turn, holder, since, state
 //! ```
 //!
-//! Entry `i` starts with `stamp = i << 2 | FREE`, so position `i` finds it free.
+//! Entry `i` starts with `stamp = i << 2 | FREE`; zeroed slot state is "turn 0, FREE",
+//! so position `i` finds slot `i` free.
 //!
-//! # Protocol (`crate::abi` module doc)
+//! # Protocol (`crate::abi` module doc, `gpuio/forward.h`)
 //!
-//! The device owns entry `pos % slots` while `stamp == pos << 2 | FREE`; it writes
-//! the request and release-stores `pos << 2 | READY`. The forwarder keeps its own
-//! `head` and acquires entries **in position order**; it validates each with
-//! [`crate::request::validate`] (a refused request is answered at once with its
-//! `-errno`, no syscall), turns the others into SQEs (`user_data` = position) and
-//! submits everything it gathered with one `io_uring_enter`. For each CQE it writes
-//! `result` and release-stores `pos << 2 | DONE`. The device acquires DONE, reads
-//! the result and frees the entry with `(pos + slots) << 2 | FREE`.
+//! A request takes position `pos` and waits for its turn on slot `pos % slots`
+//! (device-local), holds the slot, writes the entry and release-stores
+//! `pos << 2 | READY`. The forwarder scans the entries and takes every READY one
+//! **in any order**; it validates each with [`crate::request::validate`] (a refused
+//! request is answered at once with its `-errno`, no syscall), turns the others into
+//! SQEs (`user_data` = position) and submits everything it gathered with one
+//! `io_uring_enter`. For each CQE it writes `result` and release-stores
+//! `pos << 2 | DONE`. The device acquires DONE, reads the result and frees the slot.
 //!
 //! # Choices
 //!
-//! * **Reservation by compare-and-swap, not fetch-add.** A producer takes position
-//!   `pos` only once entry `pos % slots` is free for it. With a blind fetch-add, a
-//!   producer that timed out waiting for its entry would leave a hole the in-order
-//!   forwarder waits on forever; with the CAS a producer that gives up holds nothing.
-//! * **Abandoned waits.** A waiter that times out marks its device-local slot state
-//!   `ABANDONED`; the producer of `pos + slots` that finds `pos << 2 | DONE` and
-//!   `ABANDONED` takes the entry over. The host never needs to know; the device
-//!   counts every call that gave up in the descriptor's `stats.timed_out`, which
-//!   `close()` reports.
+//! * **Reservation by fetch-add, turns per slot.** Each waiter watches its own
+//!   slot's `turn` word instead of every waiter polling one counter (which collapsed
+//!   at 132 × 1024 threads on an H100: 6.7k requests/s).
+//! * **Any order.** Because the forwarder does not serve positions in order, a
+//!   position whose caller gave up, or passed over a stuck slot, leaves no hole, and
+//!   a request that never completes (a read of an empty pipe) holds only its own
+//!   slot: turn owners pass over a slot held longer than a quarter of the timeout
+//!   and queue again elsewhere.
+//! * **Untrusted stamps.** A READY stamp for a position its entry cannot hold (not
+//!   `≡ entry (mod slots)`, or not newer than the last one taken from it) is not a
+//!   request: it is ignored and reported by `close()` as a protocol violation.
+//! * **Abandoned waits.** A waiter that times out marks its slot `ABANDONED`; the
+//!   next turn owner takes the slot over once the host's DONE for it is there. The
+//!   host never needs to know; the device counts every call that gave up in the
+//!   descriptor's `stats.timed_out`, which `close()` reports.
 //! * **SQEs.** `PWRITE`/`PREAD` become `Write`/`Read` at the offset; stream
 //!   `WRITE`/`READ` use offset `-1` (the file position; ignored by pipes and
 //!   sockets); `NOP` becomes `Nop`. The buffer is the staging area's host address
@@ -55,25 +62,21 @@
 //!   header checks it before every call and while waiting for an entry), but a
 //!   request whose entry was already reserved may still be published. The
 //!   forwarder keeps serving until nothing is ready or in flight for `quiet`, or
-//!   the deadline passes; requests published but not started by then are refused
+//!   the deadline passes. Ops that make no progress for `quiet` (a read of a pipe
+//!   nobody writes) are cancelled once (`IORING_ASYNC_CANCEL_ANY`) and answered
+//!   `-ECANCELED`; requests published but not started by the deadline are refused
 //!   with `-ESHUTDOWN` (counted as failed) and reported, ops still in the ring are
 //!   reported.
 //!
 //! # Speed, later (DESIGN §1)
 //!
-//! Seen once on an H100 (a throwaway C++ host loop standing in for this thread,
-//! plain syscalls): 256 threads × 260 `pwrite`s and `pread`s byte-exact, and 1 µs
-//! deadlines (mass abandon and reclaim) followed by clean calls; but 132 × 128
-//! threads × 20 NOPs served only ~18 k requests/s and some waits hit their 5 s
-//! deadline, because every waiting thread polls the same entry across PCIe and
-//! CASes the same counter. One shared queue with one ready word per request is
-//! the design measured at 13.7 M msg/s; the fast one is several queues (one host thread or ring each,
-//! picked by SM/block), a warp reserving a chunk of 32 positions and publishing
-//! it with one ready word, and the device caching the consumer's head instead of
-//! polling entries across PCIe. On the host: registered staging buffers
-//! (`READ_FIXED`/`WRITE_FIXED`) where `RLIMIT_MEMLOCK` allows,
-//! `COOP_TASKRUN`/`DEFER_TASKRUN` + `SINGLE_ISSUER`, and answering `NOP` without
-//! a syscall.
+//! One shared queue with one ready word per request is the design measured at
+//! 13.7 M msg/s; the fast one is several queues (one host thread or ring each,
+//! picked by SM/block), a warp publishing a chunk of requests with one ready word,
+//! and the device caching the consumer's progress instead of polling entries across
+//! PCIe. On the host: registered staging buffers (`READ_FIXED`/`WRITE_FIXED`) where
+//! `RLIMIT_MEMLOCK` allows, `COOP_TASKRUN`/`DEFER_TASKRUN` + `SINGLE_ISSUER`, and
+//! answering `NOP` without a syscall.
 
 mod forwarder;
 mod queue;
@@ -137,8 +140,9 @@ impl TransportBuilder for ForwardBuilder {
         let queue = QueueView::new(entries, slots)?;
         queue.init();
         let state_len = std::mem::size_of::<abi::ForwardState>();
-        let local = ctx.alloc_local(state_len + slots as usize * 8)?;
-        // Zeroed memory is `reserve = 0` and every entry's word "lap 0, FREE".
+        let local =
+            ctx.alloc_local(state_len + slots as usize * std::mem::size_of::<abi::ForwardSlot>())?;
+        // Zeroed memory is `reserve = 0` and every slot "turn 0, FREE".
         ctx.desc.forward = abi::ForwardQueue {
             entries: queue.device_addr(),
             state: local.device_addr(),

@@ -215,22 +215,94 @@ fn refused_requests_get_their_errno_and_no_syscall() {
 }
 
 #[test]
-fn entries_are_taken_in_position_order() {
+fn entries_are_taken_in_any_order() {
     let file = tempfile::tempfile().unwrap();
     let ch = open(
         &ForwardBuilder::default(),
         vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
     );
     let dev = FakeDevice::new(&ch);
-    dev.publish(1, req(op::NOP, 0, 0, 0, 0));
-    std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(dev.done(1), None, "position 1 answered before position 0");
-    dev.publish(0, req(op::NOP, 0, 0, 0, 0));
-    assert_eq!(dev.wait(0), 0);
-    assert_eq!(dev.wait(1), 0);
-    dev.release(0);
-    dev.release(1);
+    // Position 0 never comes (its caller gave up, say): 1 is served anyway.
+    assert_eq!(dev.run(1, req(op::NOP, 0, 0, 0, 0)), 0);
+    assert_eq!(dev.done(0), None);
     assert!(ch.close().is_clean());
+}
+
+#[test]
+fn a_read_that_never_completes_does_not_hold_back_later_requests() {
+    let (rx, tx) = rustix::pipe::pipe().unwrap();
+    let file = tempfile::tempfile().unwrap();
+    let mut ch = open(
+        &ForwardBuilder::default(),
+        vec![
+            Endpoint::new("pipe", EndpointKind::Pipe, Access::READ, rx.as_fd()).unwrap(),
+            Endpoint::file("f", &file, Access::READ_WRITE).unwrap(),
+        ],
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.publish(0, req(op::READ, 0, 16, 0, -1));
+    // Positions on the read's slot pass over it, as the device's turn owners do.
+    let others = (1..60u64).filter(|p| p % dev.slots != 0).take(39);
+    for pos in others.clone() {
+        let off = (pos % dev.slots) as usize * 4096;
+        dev.staging_write(off, &[pos as u8; 8]);
+        let written = dev.run(pos, req(op::PWRITE, 1, 8, off as u64, pos as i64 * 8));
+        assert_eq!(written, 8, "write at position {pos}");
+    }
+    assert_eq!(dev.done(0), None, "the read still waits for data");
+    for pos in others {
+        let mut got = [0u8; 8];
+        file.read_exact_at(&mut got, pos * 8).unwrap();
+        assert_eq!(got, [pos as u8; 8], "bytes of position {pos}");
+    }
+    let report = ch.close_within(Duration::from_secs(2));
+    assert_eq!(
+        dev.done(0),
+        Some(i64::from(-libc::ECANCELED)),
+        "close cancels the read instead of leaving it in the ring"
+    );
+    assert_eq!(report.counters.completed, 39);
+    assert_eq!(report.counters.failed, 1);
+    assert!(report.is_clean(), "{report}");
+    drop(tx);
+}
+
+#[test]
+fn a_ready_stamp_for_a_position_the_entry_cannot_hold_is_a_protocol_violation() {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &ForwardBuilder::default(),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.staging_write(0, b"scribble");
+    // Entry 0 can hold positions 0, slots, 2·slots, ...; 5 is not one of them.
+    let e = dev.entry(0);
+    e.set_request(&req(op::PWRITE, 0, 8, 0, 0));
+    e.stamp.store(
+        stamp_of(5, stamp::READY),
+        std::sync::atomic::Ordering::Release,
+    );
+    // A replay: position 1 again after it was answered.
+    assert_eq!(dev.run(1, req(op::NOP, 0, 0, 0, 0)), 0);
+    let e1 = dev.entry(1);
+    e1.stamp.store(
+        stamp_of(1, stamp::READY),
+        std::sync::atomic::Ordering::Release,
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(dev.done(5), None, "not executed");
+    let report = ch.close();
+    assert!(!report.is_clean(), "{report}");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("protocol violation") && p.contains("2 forward entries")),
+        "{report}"
+    );
+    assert_eq!(report.counters.submitted, 1, "{report}");
+    assert_eq!(file.metadata().unwrap().len(), 0, "nothing was written");
 }
 
 #[test]
@@ -280,7 +352,8 @@ fn close_at_the_deadline_refuses_what_never_started_and_reports_what_is_stuck() 
     dev.staging_write(4096, b"never");
     dev.publish(1, req(op::PWRITE, 1, 5, 4096, 0));
     std::thread::sleep(Duration::from_millis(20));
-    let report = ch.close_within(Duration::from_millis(100));
+    // A deadline shorter than the quiet period after which close cancels ops.
+    let report = ch.close_within(builder.quiet / 2);
     assert_eq!(dev.done(0), None, "the stuck read stays unanswered");
     assert_eq!(
         dev.done(1),

@@ -11,9 +11,9 @@
  *  - direct: producers fill SQEs, the publish-lock holder advances the SQ tail over
  *    consecutive ready slots (release, system scope); the reap-lock holder copies
  *    CQEs into slot state and advances the CQ head (release, system scope);
- *  - forward: the device owns entry pos%slots when stamp == pos<<2|FREE, hands it to
- *    the host with pos<<2|READY, the host answers with pos<<2|DONE, the device frees
- *    it with (pos+slots)<<2|FREE;
+ *  - forward: a request holds slot pos%slots (turns in device-local
+ *    gpuio_forward_slot), hands its entry to the host with pos<<2|READY, the host
+ *    answers with pos<<2|DONE (in any order), the device frees the slot;
  *  - mailbox: the device owns a port when device_out == host_out.
  */
 #ifndef GPUIO_ABI_H
@@ -33,7 +33,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 2u
+#define GPUIO_ABI_VERSION 3u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -97,7 +97,7 @@ typedef struct gpuio_direct_slot {
 typedef struct gpuio_forward_queue {
   gpuio_u64 entries;    /* shared gpuio_forward_entry[slots] */
   gpuio_u64 state;      /* device-local gpuio_forward_state */
-  gpuio_u64 slot_state; /* device-local gpuio_u64[slots]: lap << 2 | GPUIO_SLOT_* */
+  gpuio_u64 slot_state; /* device-local gpuio_forward_slot[slots] */
   gpuio_u64 _pad;
 } gpuio_forward_queue;
 
@@ -105,6 +105,15 @@ typedef struct alignas(64) gpuio_forward_state {
   gpuio_u64 reserve;
   gpuio_u64 _pad;
 } gpuio_forward_state;
+
+/* One forward slot's device-local state (gpuio/forward.h; abi.rs ForwardSlot). */
+typedef struct gpuio_forward_slot {
+  gpuio_u64 turn;   /* the lap whose turn it is; written only by that turn's owner */
+  gpuio_u64 holder; /* the lap holding the slot (unless FREE) */
+  gpuio_u64 since;  /* gpuio_now_ns() when it was taken */
+  gpuio_u32 state;  /* GPUIO_SLOT_FREE / IN_FLIGHT / ABANDONED */
+  gpuio_u32 _pad;
+} gpuio_forward_slot;
 
 typedef struct gpuio_request {
   gpuio_u32 op;

@@ -59,11 +59,28 @@ typedef struct gpuio_slot {
 typedef struct gpuio_impl_backoff {
   gpuio_u32 ns;
 } gpuio_impl_backoff;
-GPUIO_FN void gpuio_impl_backoff_pause(gpuio_impl_backoff *b, gpuio_u32 cap_ns) {
+/* The next pause, without taking it (for waits a whole warp sleeps together). */
+GPUIO_FN gpuio_u32 gpuio_impl_backoff_next(gpuio_impl_backoff *b, gpuio_u32 cap_ns) {
   gpuio_u32 ns = b->ns < 64u ? 64u : b->ns;
   if (ns > cap_ns) ns = cap_ns;
-  gpuio_sleep_ns(ns);
   b->ns = ns * 2u;
+  return ns;
+}
+GPUIO_FN void gpuio_impl_backoff_pause(gpuio_impl_backoff *b, gpuio_u32 cap_ns) {
+  gpuio_sleep_ns(gpuio_impl_backoff_next(b, cap_ns));
+}
+
+/* A wait the lanes of a warp do together: each lane that still waits names how long
+ * it may sleep (done lanes: GPUIO_WARP_DONE); the warp sleeps the least of them, so
+ * it stays converged and polls with one instruction for all its lanes instead of
+ * each lane spinning on its own path. Returns false once every lane is done. All
+ * lanes of `mask` must call it the same number of times. */
+#define GPUIO_WARP_DONE 0xffffffffu
+GPUIO_FN bool gpuio_impl_warp_pause(gpuio_u64 mask, gpuio_u32 ns) {
+  const gpuio_u32 least = gpuio_warp_min_32(mask, ns);
+  if (least == GPUIO_WARP_DONE) return false;
+  gpuio_sleep_ns(least);
+  return true;
 }
 
 GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_now_ns() + ch->timeout_ns; }

@@ -21,6 +21,7 @@
  *   gpuio_warp_leader(m), gpuio_warp_rank(m), gpuio_warp_count(m)   lowest lane of m, this
  *                                lane's rank among m's lanes, how many lanes m has
  *   gpuio_warp_broadcast_64(m, v, lane)   lane's v, to every lane of m (all of m must call)
+ *   gpuio_warp_min_32(m, v)      the least v over the lanes of m, to each (all of m must call)
  * (on the host target a warp is one thread: mask 1, leader 0, rank 0, count 1)
  *   GPUIO_WARP_SIZE              lanes per warp (wavefront): 32 on CUDA and the host,
  *                                64 or 32 on HIP depending on the target
@@ -112,6 +113,18 @@ GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) {
 GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (gpuio_u32)__popc((unsigned)m); }
 GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) {
   return __shfl_sync((unsigned)m, (unsigned long long)v, (int)lane);
+}
+GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_min_sync((unsigned)m, v);
+#else
+  gpuio_u32 least = v;
+  for (unsigned rest = (unsigned)m; rest; rest &= rest - 1u) {
+    const gpuio_u32 x = __shfl_sync((unsigned)m, v, __ffs(rest) - 1);
+    least = x < least ? x : least;
+  }
+  return least;
+#endif
 }
 
 /* ------------------------------------------------------------------- HIP
@@ -220,6 +233,14 @@ GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 l
   const gpuio_u32 hi = (gpuio_u32)__builtin_amdgcn_readlane((int)(gpuio_u32)(v >> 32), (int)lane);
   return ((gpuio_u64)hi << 32) | lo;
 }
+GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
+  gpuio_u32 least = v;
+  for (gpuio_u64 rest = m; rest; rest &= rest - 1u) {
+    const gpuio_u32 x = (gpuio_u32)__builtin_amdgcn_readlane((int)v, (int)__builtin_ctzll(rest));
+    least = x < least ? x : least;
+  }
+  return least;
+}
 
 /* ------------------------------------------------------------- host C++ */
 #else
@@ -292,6 +313,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m) { return (void)m, 0u; }
 GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) { return (void)m, 0u; }
 GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (void)m, 1u; }
 GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) { return (void)m, (void)lane, v; }
+GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) { return (void)m, v; }
 #endif
 
 /* Pointers in the descriptor are stored as integers (device addresses). */
