@@ -244,7 +244,7 @@ pub struct DirectSlot {
     pub _pad: u64,
 }
 
-/// `DirectSlot::state` and forward slot states (device-local).
+/// [`Turn::state`] values (device-local).
 pub mod slot_state {
     pub const FREE: u32 = 0;
     pub const IN_FLIGHT: u32 = 1;
@@ -284,11 +284,12 @@ pub struct ForwardState {
     pub _pad: u64,
 }
 
-/// One forward slot's device-local state. Zeroed memory is "turn 0, FREE": slot `i`
-/// is free for position `i`. Lap `L` of slot `i` is position `L·slots + i`.
+/// One request slot's turns (device-local; the forward transport's slots). Zeroed memory is
+/// "turn 0, FREE": slot `i` is free for position `i`. Lap `L` of slot `i` is
+/// position `L·slots + i`. See `gpuio/api.h` (gpuio_impl_turn_*).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ForwardSlot {
+pub struct Turn {
     /// The lap whose turn it is to take the slot; written only by that turn's owner
     /// (when it takes the slot or passes the turn on).
     pub turn: u64,
@@ -297,11 +298,14 @@ pub struct ForwardSlot {
     /// `gpuio_now_ns()` when the holder took the slot: a turn owner passes over a
     /// slot held longer than a quarter of the channel's timeout.
     pub since: u64,
-    /// `slot_state::FREE`, `IN_FLIGHT` or `ABANDONED`: FREE/ABANDONED → IN_FLIGHT
-    /// only by the turn owner, IN_FLIGHT → FREE/ABANDONED only by the holder.
+    /// A [`slot_state`] value: FREE/ABANDONED → IN_FLIGHT only by the turn owner;
+    /// IN_FLIGHT → FREE/ABANDONED only by the holder.
     pub state: u32,
     pub _pad: u32,
 }
+
+/// The forward transport's slots are bare turns.
+pub type ForwardSlot = Turn;
 
 /// A request as the host sees it, before it validates anything.
 #[repr(C)]
@@ -395,6 +399,7 @@ const _: () = {
     assert!(size_of::<MailboxPort>() == 192);
     assert!(size_of::<Endpoint>() == 16);
     assert!(size_of::<DirectSlot>() == 32);
+    assert!(size_of::<Turn>() == 32);
     assert!(size_of::<DirectState>() == 64);
     assert!(size_of::<DirectRing>() == 112);
     assert!(size_of::<Stats>() == 64);
@@ -466,11 +471,11 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_forward_queue.slot_state" => offset_of!(ForwardQueue, slot_state),
         "sizeof(gpuio_forward_state)" => size_of::<ForwardState>(),
         "gpuio_forward_state.reserve" => offset_of!(ForwardState, reserve),
-        "sizeof(gpuio_forward_slot)" => size_of::<ForwardSlot>(),
-        "gpuio_forward_slot.turn" => offset_of!(ForwardSlot, turn),
-        "gpuio_forward_slot.holder" => offset_of!(ForwardSlot, holder),
-        "gpuio_forward_slot.since" => offset_of!(ForwardSlot, since),
-        "gpuio_forward_slot.state" => offset_of!(ForwardSlot, state),
+        "sizeof(gpuio_turn)" => size_of::<Turn>(),
+        "gpuio_turn.turn" => offset_of!(Turn, turn),
+        "gpuio_turn.holder" => offset_of!(Turn, holder),
+        "gpuio_turn.since" => offset_of!(Turn, since),
+        "gpuio_turn.state" => offset_of!(Turn, state),
         "sizeof(gpuio_request)" => size_of::<Request>(),
         "gpuio_request.op" => offset_of!(Request, op),
         "gpuio_request.endpoint" => offset_of!(Request, endpoint),

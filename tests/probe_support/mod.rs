@@ -106,3 +106,41 @@ pub fn load_on_cpu(
         Err(e) => panic!("loading {name}: {e}"),
     }
 }
+
+/// Runs `tests/kernels/stuck_and_busy.cu` on the CPU device through `builder` with
+/// `slots` request slots and a 2 s call deadline: thread 0 reads a pipe nobody
+/// writes while 16 threads write 20 rows each. Returns the kernel's params and the
+/// close report, or `None` where no C++ compiler lets the kernel load (a skip).
+pub fn stuck_read_beside_busy_writers(
+    builder: &dyn gpuio_core::TransportBuilder,
+    slots: u32,
+) -> Option<(Vec<u64>, gpuio_core::CloseReport)> {
+    use gpuio_core::memory::HostMemory;
+    use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind};
+    use std::os::fd::AsFd;
+    use std::time::Duration;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/stuck_and_busy.cu");
+    let source = std::fs::read_to_string(&path).expect("the kernel source");
+    let module = load_on_cpu("stuck_and_busy.cu", &source)?;
+    let rows = tempfile::tempfile().unwrap();
+    let (reader, writer) = rustix::pipe::pipe().unwrap();
+    let config = ChannelConfig {
+        endpoints: vec![
+            Endpoint::file("rows", &rows, Access::WRITE).unwrap(),
+            Endpoint::new("pipe", EndpointKind::Pipe, Access::READ, reader.as_fd()).unwrap(),
+        ],
+        slots,
+        call_timeout: Duration::from_secs(2),
+        ..Default::default()
+    };
+    let ch = Channel::open(std::sync::Arc::new(HostMemory), builder, config).unwrap();
+    let p = module
+        .launch("stuck_and_busy", 1, 17, &ch, &[0, 0])
+        .unwrap()
+        .join(Duration::from_secs(60))
+        .unwrap();
+    let report = ch.close();
+    drop(writer);
+    Some((p, report))
+}

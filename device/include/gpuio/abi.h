@@ -85,6 +85,16 @@ typedef struct alignas(64) gpuio_direct_state {
   gpuio_u64 failed;    /* completions res < 0, reap-lock holder only */
 } gpuio_direct_state;
 
+/* One request slot's turns, device-local (the forward transport's slots;
+ * gpuio/api.h, abi.rs Turn). Zeroed: turn 0, FREE. */
+typedef struct gpuio_turn {
+  gpuio_u64 turn;   /* the lap whose turn it is; written only by that turn's owner */
+  gpuio_u64 holder; /* the lap holding the slot (unless FREE) */
+  gpuio_u64 since;  /* gpuio_now_ns() when it was taken */
+  gpuio_u32 state;  /* GPUIO_SLOT_* */
+  gpuio_u32 _pad;
+} gpuio_turn;
+
 typedef struct gpuio_direct_slot {
   gpuio_u64 seq;   /* free for position p when seq's low 52 bits == p; released with
                       p + slots; high 12 bits: queued positions that gave up (direct.h) */
@@ -106,14 +116,7 @@ typedef struct alignas(64) gpuio_forward_state {
   gpuio_u64 _pad;
 } gpuio_forward_state;
 
-/* One forward slot's device-local state (gpuio/forward.h; abi.rs ForwardSlot). */
-typedef struct gpuio_forward_slot {
-  gpuio_u64 turn;   /* the lap whose turn it is; written only by that turn's owner */
-  gpuio_u64 holder; /* the lap holding the slot (unless FREE) */
-  gpuio_u64 since;  /* gpuio_now_ns() when it was taken */
-  gpuio_u32 state;  /* GPUIO_SLOT_FREE / IN_FLIGHT / ABANDONED */
-  gpuio_u32 _pad;
-} gpuio_forward_slot;
+typedef gpuio_turn gpuio_forward_slot; /* forward slots are bare turns */
 
 typedef struct gpuio_request {
   gpuio_u32 op;
@@ -180,6 +183,7 @@ static_assert(sizeof(gpuio_forward_entry) == 64, "gpuio_forward_entry");
 static_assert(sizeof(gpuio_mailbox_port) == 192, "gpuio_mailbox_port");
 static_assert(sizeof(gpuio_endpoint) == 16, "gpuio_endpoint");
 static_assert(sizeof(gpuio_direct_slot) == 32, "gpuio_direct_slot");
+static_assert(sizeof(gpuio_turn) == 32, "gpuio_turn");
 static_assert(sizeof(gpuio_direct_state) == 64, "gpuio_direct_state");
 static_assert(sizeof(gpuio_direct_ring) == 112, "gpuio_direct_ring");
 static_assert(sizeof(gpuio_channel) == 384, "gpuio_channel");

@@ -4,6 +4,7 @@
  * the CPU device). Everything above this file is shared code. Each target supplies:
  *
  *   GPUIO_FN                     function qualifier for header functions
+ *   GPUIO_METHOD                 the same for member functions (no `static`)
  *   GPUIO_KERNEL(name)           a kernel entry point with C linkage
  *   gpuio_ld_acquire_{32,64}     system-scope acquire load (observe the other side)
  *   gpuio_st_release_{32,64}     system-scope release store (publish to the other side)
@@ -41,6 +42,7 @@
 #if defined(GPUIO_TARGET_CUDA)
 #define GPUIO_WARP_SIZE 32u
 #define GPUIO_FN static __device__ __forceinline__
+#define GPUIO_METHOD __device__ __forceinline__
 #define GPUIO_NOINLINE static __device__ __noinline__
 /* Every kernel can be launched with 1024-thread blocks: the compiler keeps its
  * register use within what a full block allows (the formatter and the transports'
@@ -173,6 +175,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
 #define GPUIO_WARP_SIZE 64u
 #endif
 #define GPUIO_FN static __device__ inline __attribute__((always_inline))
+#define GPUIO_METHOD __device__ inline __attribute__((always_inline))
 #define GPUIO_NOINLINE static __device__ __attribute__((noinline))
 #define GPUIO_KERNEL(name) extern "C" __global__ void name
 #define GPUIO_SYS __HIP_MEMORY_SCOPE_SYSTEM
@@ -247,6 +250,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
 #include <sched.h>
 #include <time.h>
 #define GPUIO_FN static inline
+#define GPUIO_METHOD inline
 #define GPUIO_NOINLINE static __attribute__((noinline))
 /* Exported even under -fvisibility=hidden: the CPU device builds kernel files loaded
  * at run time that way and finds their kernels by name (dlsym). */
