@@ -154,10 +154,10 @@ typedef struct gpuio_impl_taker {
  * reclaim.nudge(): called while this lane is next in line and the slot is held, for
  * transports whose completions the device itself must collect (direct reaps). */
 template <typename Reclaim>
-GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpuio_u64 stride, gpuio_impl_taker *k,
-                                  gpuio_u64 deadline, gpuio_u32 *ns, const Reclaim &reclaim) {
-  const gpuio_u64 slots = ch->slots, lap = k->pos / slots;
-  const gpuio_u32 index = (gpuio_u32)(k->pos & (slots - 1u));
+GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpuio_u64 stride, gpuio_u64 slots,
+                                  gpuio_impl_taker *k, gpuio_u64 deadline, gpuio_u32 *ns, const Reclaim &reclaim) {
+  const gpuio_u64 lap = k->pos / slots;
+  const gpuio_u32 index = (gpuio_u32)(k->pos % slots);
   gpuio_turn *t = gpuio_impl_turn_at(base, stride, index);
   const gpuio_u64 turn = gpuio_ld_acquire_64(&t->turn);
   if (turn != lap) {
@@ -206,7 +206,8 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpu
 
 /* Claims a slot through its turn and binds the staging chunk: 0 with s->pos and
  * s->index set, or -ETIMEDOUT / -ESHUTDOWN holding nothing. `positions` is the
- * device-local position counter, `base`/`stride` the slots' gpuio_turn.
+ * device-local position counter, `base`/`stride` the gpuio_turn of each of the
+ * `slots` slots (slot i owns staging chunk i).
  *
  * Warp-cooperative: the lanes of a warp that call this together take consecutive
  * positions with one fetch-add by their leader, then wait together, each lane for
@@ -217,7 +218,8 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpu
  * their turns pass on at their deadline. */
 template <typename Reclaim>
 GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positions, gpuio_turn *base,
-                                     gpuio_u64 stride, gpuio_slot *s, gpuio_u64 deadline, const Reclaim &reclaim) {
+                                     gpuio_u64 stride, gpuio_u64 slots, gpuio_slot *s, gpuio_u64 deadline,
+                                     const Reclaim &reclaim) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask);
   gpuio_u64 first = 0;
@@ -228,7 +230,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
   for (;;) {
     gpuio_u32 ns = GPUIO_WARP_DONE;
     if (e == 1) {
-      e = gpuio_impl_turn_step(ch, base, stride, &k, deadline, &ns, reclaim);
+      e = gpuio_impl_turn_step(ch, base, stride, slots, &k, deadline, &ns, reclaim);
       if (e == 2) { /* the slot was stuck: queue again */
         k.pos = gpuio_fetch_add_64(positions, 1u);
         k.backoff.ns = 0;
@@ -241,7 +243,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
   }
   if (e < 0) return e;
   s->pos = k.pos;
-  gpuio_impl_slot_bind(ch, s, (gpuio_u32)(k.pos & (ch->slots - 1u)));
+  gpuio_impl_slot_bind(ch, s, (gpuio_u32)(k.pos % slots));
   return 0;
 }
 

@@ -48,7 +48,7 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(ch->forward.state);
   gpuio_turn *turns = gpuio_ptr<gpuio_turn>(ch->forward.slot_state);
   const gpuio_forward_reclaim reclaim = {ch};
-  return gpuio_impl_turn_acquire(ch, &st->reserve, turns, sizeof(gpuio_turn), s, deadline, reclaim);
+  return gpuio_impl_turn_acquire(ch, &st->reserve, turns, sizeof(gpuio_turn), ch->slots, s, deadline, reclaim);
 }
 
 /* Writes the request into the slot's entry and hands it to the host. */
