@@ -51,28 +51,80 @@ impl Scale {
     };
 }
 
+/// Which way a figure is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// What a figure is held against, measured in the same run.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Reference {
+    pub what: String,
+    pub value: f64,
+}
+
 /// One measured figure and the reference it is held against.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Figure {
     pub what: String,
     pub value: f64,
     pub unit: &'static str,
-    pub reference: Option<(String, f64)>,
+    pub better: Better,
+    pub reference: Option<Reference>,
+}
+
+impl Figure {
+    fn new(what: String, value: f64, unit: &'static str, better: Better) -> Self {
+        Self {
+            what,
+            value,
+            unit,
+            better,
+            reference: None,
+        }
+    }
+
+    fn against(mut self, what: &str, value: Option<f64>) -> Self {
+        self.reference = value.map(|value| Reference {
+            what: what.to_string(),
+            value,
+        });
+        self
+    }
+
+    /// value / reference, where there is a reference.
+    pub fn ratio(&self) -> Option<f64> {
+        self.reference.as_ref().map(|r| self.value / r.value)
+    }
 }
 
 impl std::fmt::Display for Figure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:<44} {:>10.2} {:<6}", self.what, self.value, self.unit)?;
-        if let Some((what, v)) = &self.reference {
+        if let (Some(r), Some(ratio)) = (&self.reference, self.ratio()) {
+            let better = match self.better {
+                Better::Higher => "higher is better",
+                Better::Lower => "lower is better",
+            };
             write!(
                 f,
-                "  vs {what}: {v:.2} {} ({:.2}x)",
-                self.unit,
-                self.value / v
+                "  vs {}: {:.2} {} ({ratio:.2}x, {better})",
+                r.what, r.value, self.unit
             )?;
         }
         Ok(())
     }
+}
+
+/// A figure with its ratio, for `--json`.
+#[derive(serde::Serialize)]
+pub struct JsonFigure<'a> {
+    #[serde(flatten)]
+    pub figure: &'a Figure,
+    pub ratio: Option<f64>,
 }
 
 const KERNEL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -141,25 +193,29 @@ pub fn run_transport(
     let (p, t1) = launch_wait(device, &ch, "nop", 1, &[scale.nops, 0, 0])?;
     fail_check(&p, 1, "nop")?;
     let reference = host_uring_nop_us(scale.nops).ok();
-    figures.push(Figure {
-        what: format!("{transport}: NOP round trip, 1 thread"),
-        value: t1.as_secs_f64() * 1e6 / scale.nops as f64,
-        unit: "us/op",
-        reference: reference.map(|r| ("host thread, io_uring NOP".to_string(), r)),
-    });
+    figures.push(
+        Figure::new(
+            format!("{transport}: NOP round trip, 1 thread"),
+            t1.as_secs_f64() * 1e6 / scale.nops as f64,
+            "us/op",
+            Better::Lower,
+        )
+        .against("host thread, io_uring NOP", reference),
+    );
     let per = (scale.nops / u64::from(scale.threads)).max(10);
     let (p, tn) = launch_wait(device, &ch, "nop", scale.threads, &[per, 0, 0])?;
     fail_check(&p, 1, "nop")?;
-    figures.push(Figure {
-        what: format!("{transport}: NOPs, {} threads", scale.threads),
-        value: (per * u64::from(scale.threads)) as f64 / tn.as_secs_f64() / 1e6,
-        unit: "Mop/s",
-        reference: None,
-    });
+    figures.push(Figure::new(
+        format!("{transport}: NOPs, {} threads", scale.threads),
+        (per * u64::from(scale.threads)) as f64 / tn.as_secs_f64() / 1e6,
+        "Mop/s",
+        Better::Higher,
+    ));
     let report = ch.close();
     if !report.is_clean() {
         return Err(format!("close: {report}"));
     }
+    figures.extend(latency(device, transport, open, dir, scale)?);
 
     // pwrite throughput, against the host writing the same ranges.
     let threads = u64::from(scale.threads);
@@ -216,15 +272,18 @@ pub fn run_transport(
         }
     }
     let th = start.elapsed();
-    figures.push(Figure {
-        what: format!("{transport}: pwrite 1 B..1 MiB, {} threads", scale.threads),
-        value: bytes as f64 / tw.as_secs_f64() / 1e6,
-        unit: "MB/s",
-        reference: Some((
-            "one host thread, pwrite".to_string(),
-            bytes as f64 / th.as_secs_f64() / 1e6,
-        )),
-    });
+    figures.push(
+        Figure::new(
+            format!("{transport}: pwrite 1 B..1 MiB, {} threads", scale.threads),
+            bytes as f64 / tw.as_secs_f64() / 1e6,
+            "MB/s",
+            Better::Higher,
+        )
+        .against(
+            "one host thread, pwrite",
+            Some(bytes as f64 / th.as_secs_f64() / 1e6),
+        ),
+    );
     drop((file, ref_file));
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_file(&ref_path);
@@ -250,26 +309,166 @@ pub fn run_transport(
         .len();
     let lines = u64::from(scale.threads) * scale.lines_per_thread;
     let host_rate = host_printf_lines_per_s(dir, scale)?;
-    figures.push(Figure {
-        what: format!("{transport}: printf, {} threads", scale.threads),
-        value: lines as f64 / tp.as_secs_f64() / 1e3,
-        unit: "kl/s",
-        reference: Some((
-            "one host thread, snprintf + write".to_string(),
-            host_rate / 1e3,
-        )),
-    });
-    figures.push(Figure {
-        what: format!("{transport}: printf bytes"),
-        value: printed as f64 / tp.as_secs_f64() / 1e6,
-        unit: "MB/s",
-        reference: None,
-    });
+    figures.push(
+        Figure::new(
+            format!("{transport}: printf, {} threads", scale.threads),
+            lines as f64 / tp.as_secs_f64() / 1e3,
+            "kl/s",
+            Better::Higher,
+        )
+        .against("one host thread, snprintf + write", Some(host_rate / 1e3)),
+    );
+    figures.push(Figure::new(
+        format!("{transport}: printf bytes"),
+        printed as f64 / tp.as_secs_f64() / 1e6,
+        "MB/s",
+        Better::Higher,
+    ));
     let _ = std::fs::remove_file(&out_path);
 
     let (figure, measured) = whole_device(device, transport, open, dir)?;
     figures.push(figure);
     Ok((figures, measured))
+}
+
+/// One thread's NOPs and 64-byte pwrites, each timed on the device: p50 and p99,
+/// against the ping-pong floor measured just before.
+fn latency(
+    device: &dyn Device,
+    transport: TransportKind,
+    open: &Opener<'_>,
+    dir: &Path,
+    scale: Scale,
+) -> Result<Vec<Figure>, String> {
+    let floor = pingpong_us(device, scale.nops.min(10_000))?;
+    let calls = scale.nops.min(10_000);
+    let path = dir.join(format!("bench-{transport}-latency.bin"));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let mut cfg = ChannelConfig::default();
+    let ep =
+        cfg.endpoint(Endpoint::file("latency", &file, Access::WRITE).map_err(|e| e.to_string())?);
+    let ch = open(cfg)?;
+    let durations = device
+        .provider()
+        .alloc_shared(calls as usize * 4)
+        .map_err(|e| format!("shared memory for the durations: {e}"))?;
+    let mut figures = Vec::new();
+    for (op, name) in [(0u64, "NOP"), (1, "64 B pwrite")] {
+        let (p, _) = launch_wait(
+            device,
+            &ch,
+            "latency",
+            1,
+            &[
+                calls,
+                op,
+                u64::from(ep),
+                durations.region().device_addr,
+                0,
+                0,
+            ],
+        )?;
+        fail_check(&p, 4, "latency")?;
+        let mut ns = read_u32s(&*durations, calls as usize);
+        ns.sort_unstable();
+        let at = |q: f64| f64::from(ns[((ns.len() - 1) as f64 * q).round() as usize]) / 1e3;
+        for (q, label) in [(0.5, "p50"), (0.99, "p99")] {
+            figures.push(
+                Figure::new(
+                    format!("{transport}: {name} latency {label}, 1 thread"),
+                    at(q),
+                    "us",
+                    Better::Lower,
+                )
+                .against("device-host ping-pong through shared memory", Some(floor)),
+            );
+        }
+    }
+    let report = ch.close();
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    Ok(figures)
+}
+
+/// `n` u32s from the start of shared memory the kernel has finished writing.
+fn read_u32s(mem: &dyn gpuio_core::memory::SharedMemory, n: usize) -> Vec<u32> {
+    let r = mem.region();
+    let n = n.min(r.len / 4);
+    (0..n)
+        .map(|i| {
+            // SAFETY: inside the region (n <= len / 4), 4-aligned (page-aligned
+            // start); the kernel that wrote it has ended (join), and the region
+            // lives as long as `mem`.
+            unsafe { std::ptr::read_volatile(r.host_ptr.as_ptr().cast::<u32>().add(i)) }
+        })
+        .collect()
+}
+
+/// The latency floor of any round trip between device and host: the device stores
+/// a counter in shared memory, a host thread answers it in another word, `rounds`
+/// times (`gpuio_k_pingpong`); microseconds per round trip, timed on the host.
+fn pingpong_us(device: &dyn Device, rounds: u64) -> Result<f64, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let mem = device
+        .provider()
+        .alloc_shared(4096)
+        .map_err(|e| format!("shared memory for the ping-pong: {e}"))?;
+    let r = mem.region();
+    // SAFETY: the region is page-aligned, at least 4096 bytes, zeroed, and outlives
+    // this function's uses; the device touches these two words only with atomic
+    // (system-scope) loads and stores, so viewing them as atomics is sound.
+    let (ping, pong) = unsafe {
+        (
+            &*r.host_ptr.as_ptr().cast::<AtomicU64>(),
+            &*r.host_ptr.as_ptr().add(64).cast::<AtomicU64>(),
+        )
+    };
+    let ch = Channel::open(
+        device.provider(),
+        &gpuio_backend_rpc::mailbox::MailboxBuilder::new(),
+        ChannelConfig::default(),
+    )
+    .map_err(|e| format!("a channel for the ping-pong kernel: {e}"))?;
+    let run = device
+        .launch("pingpong", 1, 1, &ch, &[r.device_addr, rounds, 0])
+        .map_err(|e| format!("launch pingpong: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut start = None;
+    let mut i = 1;
+    while i <= rounds && Instant::now() < deadline {
+        if ping.load(Ordering::Acquire) == i {
+            if i == 1 {
+                start = Some(Instant::now());
+            }
+            pong.store(i, Ordering::Release);
+            i += 1;
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+    let took = start.map(|s| s.elapsed());
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("pingpong: {e}"))?;
+    let _ = ch.close();
+    match took {
+        Some(t) if p[2] == 0 && i > rounds && rounds > 1 => {
+            Ok(t.as_secs_f64() * 1e6 / (rounds - 1) as f64)
+        }
+        _ => Err(format!(
+            "pingpong: {} of {rounds} rounds before a side gave up",
+            i - 1
+        )),
+    }
 }
 
 /// User + system CPU time of this process so far.
@@ -367,17 +566,18 @@ fn whole_device(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    let figure = Figure {
-        what: format!(
+    let figure = Figure::new(
+        format!(
             "{transport}: whole device {grid}x{block}, write+read+printf ({} of {threads} threads done, {} timed out, host CPU {:.2} s/M req)",
             p[3],
             report.timed_out,
             cpu.as_secs_f64() * 1e6 / (requests.max(1)) as f64
         ),
-        value: rate / 1e3,
-        unit: "kreq/s",
-        reference: Some(("one host thread, same calls".to_string(), host_rate / 1e3)),
-    };
+        rate / 1e3,
+        "kreq/s",
+        Better::Higher,
+    )
+    .against("one host thread, same calls", Some(host_rate / 1e3));
     Ok((figure, measured))
 }
 

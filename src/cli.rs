@@ -231,6 +231,7 @@ pub fn bench(
     request: Option<&Request>,
     chosen: &ChannelFactory,
     quick: bool,
+    json: bool,
 ) -> ExitCode {
     let scale = if quick {
         crate::bench::Scale::QUICK
@@ -251,18 +252,29 @@ pub fn bench(
             return ExitCode::FAILURE;
         }
     };
-    print_stdout(&format!(
+    let heading = format!(
         "gpuio bench{} on {} — {}\nfiles in {} (the references write there too)\n",
         if quick { " --quick" } else { "" },
         chosen.pair().backend,
         device.name(),
         dir.path().display()
-    ));
+    );
+    // With --json, stdout carries only the JSON; the words go to stderr.
+    let say = |text: &str| {
+        if json {
+            eprint!("{text}");
+        } else {
+            print_stdout(text);
+        }
+    };
+    say(&heading);
     let mut failed = false;
     let mut measured = Vec::new();
+    let mut pairs = Vec::new();
     for f in pairs_for(runtime, request, chosen) {
         let open = |cfg| f.open(cfg).map_err(|e| e.to_string());
         let start = std::time::Instant::now();
+        eprintln!("gpuio bench: measuring {} ...", f.pair());
         match crate::bench::run_transport(
             device.as_ref(),
             f.pair().transport,
@@ -275,19 +287,48 @@ pub fn bench(
                 m.device = f.probe().device.clone();
                 measured.push(m);
                 let mut out = String::new();
-                for fig in figures {
+                for fig in &figures {
                     let _ = writeln!(out, "  {fig}");
                 }
                 let _ = writeln!(out, "  ({} measured in {:.1?})", f.pair(), start.elapsed());
-                print_stdout(&out);
+                say(&out);
+                pairs.push(serde_json::json!({
+                    "pair": f.pair().to_string(),
+                    "seconds": start.elapsed().as_secs_f64(),
+                    "figures": figures
+                        .iter()
+                        .map(|fig| crate::bench::JsonFigure { figure: fig, ratio: fig.ratio() })
+                        .collect::<Vec<_>>(),
+                }));
             }
             Err(e) => {
                 failed = true;
                 eprintln!("error: {}: {e}", f.pair());
+                pairs.push(serde_json::json!({
+                    "pair": f.pair().to_string(),
+                    "error": e,
+                }));
             }
         }
     }
-    save_calibration(measured);
+    if let Some(saved) = save_calibration(measured) {
+        say(&saved);
+    }
+    if json {
+        let doc = serde_json::json!({
+            "device": device.name(),
+            "backend": chosen.pair().backend,
+            "quick": quick,
+            "pairs": pairs,
+        });
+        match serde_json::to_string_pretty(&doc) {
+            Ok(text) => print_stdout(&format!("{text}\n")),
+            Err(e) => {
+                eprintln!("error: writing the JSON: {e}");
+                failed = true;
+            }
+        }
+    }
     if failed {
         ExitCode::FAILURE
     } else {
@@ -295,14 +336,13 @@ pub fn bench(
     }
 }
 
-/// Stores the whole-device figures `gpuio bench` measured, for selection.
-fn save_calibration(measured: Vec<crate::calibration::Measured>) {
+/// Stores the whole-device figures `gpuio bench` measured, for selection; says
+/// where, in words for the user.
+fn save_calibration(measured: Vec<crate::calibration::Measured>) -> Option<String> {
     use crate::calibration::Calibration;
-    let Some(path) = Calibration::path() else {
-        return;
-    };
+    let path = Calibration::path()?;
     if measured.is_empty() {
-        return;
+        return None;
     }
     let mut cal = match Calibration::load(&path) {
         Ok(c) => c,
@@ -313,12 +353,15 @@ fn save_calibration(measured: Vec<crate::calibration::Measured>) {
     };
     cal.record(measured);
     match cal.save(&path) {
-        Ok(()) => print_stdout(&format!(
+        Ok(()) => Some(format!(
             "calibration saved to {} (Runtime::auto ranks each backend's transports by it; \
              GPUIO_CALIBRATION=off ignores it)\n",
             path.display()
         )),
-        Err(e) => eprintln!("gpuio bench: could not save the calibration: {e}"),
+        Err(e) => {
+            eprintln!("gpuio bench: could not save the calibration: {e}");
+            None
+        }
     }
 }
 

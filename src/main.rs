@@ -40,6 +40,10 @@ enum Command {
         /// A short run (seconds), for smoke checks.
         #[arg(long)]
         quick: bool,
+        /// Print the results as JSON on stdout (progress goes to stderr): every pair,
+        /// figure, unit, which way is better, reference and ratio.
+        #[arg(long)]
+        json: bool,
     },
     /// Run the conformance kernels on every available backend.
     Selftest,
@@ -136,7 +140,9 @@ fn main() -> ExitCode {
     };
     match args.command {
         Command::Probe { .. } => ExitCode::SUCCESS,
-        Command::Bench { quick } => cli::bench(&runtime, request.as_ref(), &factory, quick),
+        Command::Bench { quick, json } => {
+            cli::bench(&runtime, request.as_ref(), &factory, quick, json)
+        }
         Command::Selftest => cli::selftest(&runtime, request.as_ref(), &factory),
         Command::Run {
             file,

@@ -160,6 +160,47 @@ GPUIO_KERNEL(gpuio_k_nop)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* Latency, one call at a time, each timed on the device (gpuio_bench).
+ * params: [0] calls, [1] 0: NOP, 1: a 64-byte pwrite at offset 0 of endpoint [2],
+ *         [3] shared memory for the durations (u32 nanoseconds per call, saturated);
+ * out: [4] failures, [5] first failure. Thread 0 only. */
+GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  gpuio_u32 *ns = (gpuio_u32 *)p[3];
+  char buf[64];
+  for (int i = 0; i < 64; i++) buf[i] = (char)('a' + i % 26);
+  const gpuio_i64 want = p[1] ? 64 : 0;
+  for (gpuio_u64 i = 0; i < p[0]; i++) {
+    const gpuio_u64 t0 = gpuio_now_ns();
+    const gpuio_i64 r = p[1] ? gpuio_pwrite(ch, (gpuio_u32)p[2], buf, 64, 0) : gpuio_nop(ch);
+    const gpuio_u64 d = gpuio_now_ns() - t0;
+    gpuio_st_relaxed_32(&ns[i], d > 0xffffffffull ? 0xffffffffu : (gpuio_u32)d);
+    if (r != want) gpuio_conf_fail(&p[4], &p[5], r);
+  }
+}
+
+/* The latency floor of any round trip: thread 0 and a host thread take turns
+ * through two words of shared memory (gpuio_bench). For round i = 1.. the device
+ * stores ping = i (release) and waits for pong == i (acquire).
+ * params: [0] shared memory: u64 ping at +0, u64 pong at +64; [1] rounds;
+ * out: [2] 1 if a round waited more than a second (then it stops). */
+GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
+  (void)ch;
+  if (gpuio_global_thread_id() != 0) return;
+  gpuio_u64 *ping = (gpuio_u64 *)p[0], *pong = ping + 8;
+  for (gpuio_u64 i = 1; i <= p[1]; i++) {
+    gpuio_st_release_64(ping, i);
+    const gpuio_u64 deadline = gpuio_now_ns() + 1000000000ull;
+    while (gpuio_ld_acquire_64(pong) != i) {
+      if (gpuio_now_ns() > deadline) {
+        gpuio_st_relaxed_64(&p[2], 1);
+        return;
+      }
+      gpuio_pause();
+    }
+  }
+}
+
 /* The whole device at once: every thread writes its 48-byte row at t * 48, reads
  * it back, checks it and prints it.
  * params: [0] file endpoint; out: [1] failures, [2] first failure, [3] rows that

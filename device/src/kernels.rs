@@ -102,6 +102,8 @@ kernels!(
     gpuio_k_printf_limits,
     gpuio_k_read_timeouts,
     gpuio_k_beyond_access,
+    gpuio_k_latency,
+    gpuio_k_pingpong,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.
