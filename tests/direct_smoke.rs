@@ -392,13 +392,15 @@ fn a_socket_declared_with_less_than_its_own_access_is_refused_at_open_with_the_r
 
 #[test]
 fn a_kernel_that_inflates_the_completion_count_gets_a_protocol_violation_not_a_clean_close() {
-    // A hostile kernel: one honest NOP, then it writes the descriptor's counters
-    // (shared memory it can reach but does not own) as if 1000 more had finished.
+    // A hostile kernel: one honest NOP, then it writes the shared descriptor's
+    // counters (host memory it can reach through `ch->shared` but does not own) as
+    // if 1000 more had finished.
     const HOSTILE: &str = r#"
 #include "gpuio.h"
 GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
   p[0] = (gpuio_u64)gpuio_nop(ch);
-  gpuio_u64 *completed = (gpuio_u64 *)&ch->stats.completed;
+  gpuio_channel *shared = (gpuio_channel *)ch->shared;
+  gpuio_u64 *completed = (gpuio_u64 *)&shared->stats.completed;
   gpuio_st_release_64(completed, gpuio_ld_acquire_64(completed) + 1000u);
 }
 "#;

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! shared (host-visible, device-mapped; never write-combined — the host polls it):
-//!   Channel            descriptor                      (this file, 512 B)
+//!   Channel            descriptor                      (this file, 384 B)
 //!   Endpoint           endpoints[endpoint_count]       (16 B each)
 //!   u8                 staging[staging_len]            = slots × slot_size, then the
 //!                                                        kernel's own zero-copy area
@@ -164,9 +164,15 @@ pub struct Channel {
     pub scratch: u64,
     pub scratch_len: u64,
     /// Set to 1 by the host when `close()` begins (release); new device calls then
-    /// fail with `-ESHUTDOWN` and are never submitted.
+    /// fail with `-ESHUTDOWN` and are never submitted. Read through `shared`.
     pub closing: u32,
     pub _pad0: u32,
+    /// Device address of the shared descriptor, where `closing` and `stats` live.
+    /// A kernel is given a copy of the descriptor (and of the endpoint table) in
+    /// device-local memory, so the fields it reads on every call cost no PCIe
+    /// round trip; only `closing` and `stats` are reached through this pointer.
+    /// In the shared descriptor it points to itself.
+    pub shared: u64,
     pub direct: DirectRing,
     pub forward: ForwardQueue,
     pub mailbox: Mailbox,
@@ -432,6 +438,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_channel.scratch" => offset_of!(Channel, scratch),
         "gpuio_channel.scratch_len" => offset_of!(Channel, scratch_len),
         "gpuio_channel.closing" => offset_of!(Channel, closing),
+        "gpuio_channel.shared" => offset_of!(Channel, shared),
         "gpuio_channel.direct" => offset_of!(Channel, direct),
         "gpuio_channel.forward" => offset_of!(Channel, forward),
         "gpuio_channel.mailbox" => offset_of!(Channel, mailbox),

@@ -126,6 +126,9 @@ impl std::fmt::Display for CloseReport {
 pub struct Channel {
     memory: Arc<ChannelMemory>,
     descriptor: Arc<dyn SharedMemory>,
+    /// The kernel's copy of the descriptor and endpoint table, in device-local
+    /// memory (see `abi::Channel::shared`).
+    local: Arc<dyn crate::memory::LocalMemory>,
     staging: Arc<dyn SharedMemory>,
     endpoints: Vec<Arc<Endpoint>>,
     transport: Option<Box<dyn Transport>>,
@@ -213,6 +216,7 @@ impl Channel {
             scratch_len: 0,
             closing: 0,
             _pad0: 0,
+            shared: d.device_addr,
             direct: Default::default(),
             forward: Default::default(),
             mailbox: Default::default(),
@@ -232,7 +236,28 @@ impl Channel {
         descriptor
             .write_bytes(0, pod_bytes(&desc))
             .map_err(|e| fail(e.into()))?;
+        // The kernel's copy, device-local: the descriptor, then the endpoint table.
+        // Only `closing` and `stats` are read through `shared` (host memory).
+        let desc_len = std::mem::size_of::<abi::Channel>();
+        let local: Arc<dyn crate::memory::LocalMemory> = Arc::from(
+            provider
+                .alloc_local(desc_len + table_len)
+                .map_err(|e| fail(e.into()))?,
+        );
+        let local_desc = abi::Channel {
+            endpoints: local.device_addr() + desc_len as u64,
+            ..desc
+        };
+        local
+            .write(0, pod_bytes(&local_desc))
+            .map_err(|e| fail(e.into()))?;
+        for (i, ep) in endpoints.iter().enumerate() {
+            local
+                .write(desc_len + i * 16, pod_bytes(&ep.to_abi()))
+                .map_err(|e| fail(e.into()))?;
+        }
         std::sync::atomic::fence(Ordering::SeqCst);
+        memory.keep_local(local.clone());
         memory.keep_shared(descriptor.clone());
         memory.keep_shared(staging.clone());
         tracing::info!(
@@ -245,6 +270,7 @@ impl Channel {
         Ok(Channel {
             memory,
             descriptor,
+            local,
             staging,
             endpoints,
             transport: Some(transport),
@@ -255,9 +281,10 @@ impl Channel {
         })
     }
 
-    /// The descriptor's device address: what a kernel is given.
+    /// The device address of the kernel's (device-local) copy of the descriptor:
+    /// what a kernel is given.
     pub fn device_ptr(&self) -> u64 {
-        self.descriptor.region().device_addr
+        self.local.device_addr()
     }
 
     pub fn transport(&self) -> TransportKind {

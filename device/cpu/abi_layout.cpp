@@ -10,7 +10,7 @@ static const unsigned long long layout[] = {
     O(gpuio_channel, flags), O(gpuio_channel, timeout_ns), O(gpuio_channel, staging), O(gpuio_channel, staging_host),
     O(gpuio_channel, staging_len), O(gpuio_channel, slot_size), O(gpuio_channel, slots), O(gpuio_channel, endpoints),
     O(gpuio_channel, endpoint_count), O(gpuio_channel, stdout_endpoint), O(gpuio_channel, scratch),
-    O(gpuio_channel, scratch_len), O(gpuio_channel, closing), O(gpuio_channel, direct), O(gpuio_channel, forward),
+    O(gpuio_channel, scratch_len), O(gpuio_channel, closing), O(gpuio_channel, shared), O(gpuio_channel, direct), O(gpuio_channel, forward),
     O(gpuio_channel, mailbox), O(gpuio_channel, stats),
     S(gpuio_direct_ring), O(gpuio_direct_ring, sq_head), O(gpuio_direct_ring, sq_tail), O(gpuio_direct_ring, sq_flags),
     O(gpuio_direct_ring, sq_array), O(gpuio_direct_ring, sqes), O(gpuio_direct_ring, cq_head),

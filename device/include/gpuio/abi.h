@@ -171,7 +171,9 @@ typedef struct alignas(64) gpuio_channel {
   gpuio_u32 endpoint_count;
   gpuio_i32 stdout_endpoint;
   gpuio_u64 scratch, scratch_len;
-  gpuio_u32 closing, _pad0;
+  gpuio_u32 closing, _pad0; /* closing: read through `shared` (gpuio_impl_shared) */
+  gpuio_u64 shared;         /* the shared descriptor: closing and stats live there; a
+                               kernel is given a device-local copy (abi.rs) */
   gpuio_direct_ring direct;
   gpuio_forward_queue forward;
   gpuio_mailbox mailbox;

@@ -83,6 +83,19 @@ GPUIO_FN bool gpuio_impl_warp_pause(gpuio_u64 mask, gpuio_u32 ns) {
   return true;
 }
 
+/* The shared descriptor, where the host's `closing` and the counters live. A
+ * kernel's `ch` is a device-local copy (every other field is read from it without
+ * crossing PCIe); a descriptor that names no shared one is its own. */
+GPUIO_FN const gpuio_channel *gpuio_impl_shared(const gpuio_channel *ch) {
+  return ch->shared ? gpuio_ptr<const gpuio_channel>(ch->shared) : ch;
+}
+GPUIO_FN bool gpuio_impl_closing(const gpuio_channel *ch) {
+  return gpuio_ld_acquire_32(&gpuio_impl_shared(ch)->closing) != 0u;
+}
+GPUIO_FN gpuio_stats *gpuio_impl_stats(const gpuio_channel *ch) {
+  return (gpuio_stats *)&gpuio_impl_shared(ch)->stats;
+}
+
 GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_now_ns() + ch->timeout_ns; }
 GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
 
@@ -195,7 +208,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpu
   int e = 0;
   if (gpuio_impl_past(deadline)) e = -GPUIO_ETIMEDOUT;
   /* A PCIe read, so only now and then. */
-  else if ((++k->spins & 31u) == 0u && gpuio_ld_acquire_32(&ch->closing)) e = -GPUIO_ESHUTDOWN;
+  else if ((++k->spins & 31u) == 0u && gpuio_impl_closing(ch)) e = -GPUIO_ESHUTDOWN;
   if (stuck || e) {
     gpuio_st_release_64(&t->turn, lap + 1u);
     return e ? e : 2;
@@ -257,7 +270,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
 GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
   if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
-  if (gpuio_ld_acquire_32(&ch->closing)) return -GPUIO_ESHUTDOWN;
+  if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
   return 0;
 }
 
@@ -268,7 +281,7 @@ GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
  * up is counted, whatever their protocols become); direct counts its own in
  * gpuio/direct.h, whose raw-SQE path does not come through this dispatch. */
 GPUIO_FN int gpuio_impl_count_timeout(const gpuio_channel *ch, int e) {
-  if (e == -GPUIO_ETIMEDOUT) gpuio_fetch_add_64(&((gpuio_stats *)&ch->stats)->timed_out, 1u);
+  if (e == -GPUIO_ETIMEDOUT) gpuio_fetch_add_64(&gpuio_impl_stats(ch)->timed_out, 1u);
   return e;
 }
 

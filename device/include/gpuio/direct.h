@@ -55,7 +55,7 @@ GPUIO_FN gpuio_direct_state *gpuio_direct_st(const gpuio_channel *ch) {
 GPUIO_FN gpuio_direct_slot *gpuio_direct_slot_of(const gpuio_channel *ch, gpuio_u64 pos) {
   return gpuio_ptr<gpuio_direct_slot>(ch->direct.slot_state) + (pos & (gpuio_u64)(ch->slots - 1u));
 }
-GPUIO_FN gpuio_stats *gpuio_direct_stats(const gpuio_channel *ch) { return (gpuio_stats *)&ch->stats; }
+GPUIO_FN gpuio_stats *gpuio_direct_stats(const gpuio_channel *ch) { return gpuio_impl_stats(ch); }
 
 /* A device-local spin lock, tried once. The CAS is relaxed on CUDA: the fence after
  * it makes taking the lock an acquire on every target. */
@@ -210,7 +210,7 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
    * (and drains it) or we see `closing` (and fill our position with a stand-in NOP,
    * below, instead of a request). */
   gpuio_fence_sc();
-  const bool closing = gpuio_ld_acquire_32(&ch->closing) != 0u;
+  const bool closing = gpuio_impl_closing(ch);
   gpuio_direct_slot *sl = gpuio_direct_slot_of(ch, pos);
   const gpuio_u64 slots = ch->slots;
   gpuio_impl_backoff backoff = {0};
@@ -316,7 +316,7 @@ GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe
   if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
   if (ch->transport != GPUIO_TRANSPORT_DIRECT) return -GPUIO_EPROTO;
-  if (gpuio_ld_acquire_32(&ch->closing)) return -GPUIO_ESHUTDOWN;
+  if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
   gpuio_slot s;
   int e = gpuio_direct_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
