@@ -78,6 +78,10 @@ pub const CASES: &[Case] = &[
         name: "raw_requests_beyond_declared_access_get_ebadf",
         run: beyond_access,
     },
+    Case {
+        name: "async_calls_keep_requests_in_flight_byte_exact",
+        run: async_pattern,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -185,6 +189,61 @@ fn first_difference(got: &[u8], want: &[u8]) -> Option<usize> {
         } else {
             None
         })
+}
+
+/// 64 threads, each with 4 asynchronous 512-byte pwrites in flight for 10 rounds,
+/// then the same reads; the kernel checks what it reads, the host checks the file.
+fn async_pattern(t: &Target<'_>) -> Result<String, String> {
+    const IN_FLIGHT: u64 = 4;
+    const ROUNDS: u64 = 10;
+    const CHUNK: u64 = 512;
+    let threads = u64::from(THREADS);
+    let path = t.dir.join("async.bin");
+    let file = rw_file(&path)?;
+    // Every thread's tickets at once fit in the channel's slots (see gpuio.h).
+    let mut cfg = ChannelConfig {
+        slots: 512,
+        ..ChannelConfig::default()
+    };
+    let ep = cfg.endpoint(endpoint("async", &file, Access::READ_WRITE)?);
+    let ch = (t.open)(cfg)?;
+    let p = run_kernel(
+        t,
+        &ch,
+        "async_pattern",
+        THREADS,
+        &[u64::from(ep), IN_FLIGHT, ROUNDS, 0, 0, 0, 0],
+    )?;
+    if p[3] != 0 {
+        return Err(format!(
+            "{} async calls failed, first with {}",
+            p[3],
+            errno_name(p[4] as i64)
+        ));
+    }
+    let per_thread = IN_FLIGHT * ROUNDS * CHUNK;
+    if p[5] != threads * per_thread {
+        return Err(format!(
+            "{} bytes read back intact, expected {}",
+            p[5],
+            threads * per_thread
+        ));
+    }
+    for th in 0..threads {
+        let mut got = vec![0u8; per_thread as usize];
+        let off = th * REGION;
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut got, off)
+            .map_err(|e| format!("read back thread {th}: {e}"))?;
+        if let Some(i) = (0..per_thread).find(|&i| got[i as usize] != pattern_byte(off + i)) {
+            return Err(format!("thread {th}'s region differs at byte {i}"));
+        }
+    }
+    let report = check_close(ch)?;
+    Ok(format!(
+        "{} requests, {IN_FLIGHT} in flight per thread, {} gpuio_test calls saw one still in flight; {report}",
+        2 * threads * IN_FLIGHT * ROUNDS,
+        p[6]
+    ))
 }
 
 fn pwrite_pread_pattern(t: &Target<'_>) -> Result<String, String> {

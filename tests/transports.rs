@@ -72,6 +72,10 @@ macro_rules! cases {
             fn a_raw_request_beyond_an_endpoints_declared_access_gets_ebadf_and_changes_nothing() {
                 run_case($kind, "raw_requests_beyond_declared_access_get_ebadf");
             }
+            #[test]
+            fn asynchronous_calls_keep_requests_in_flight_and_are_byte_exact() {
+                run_case($kind, "async_calls_keep_requests_in_flight_byte_exact");
+            }
         }
     )*};
 }
@@ -85,5 +89,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 10);
+    assert_eq!(CASES.len(), 11);
 }

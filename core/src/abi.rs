@@ -257,6 +257,9 @@ pub mod slot_state {
     pub const DONE: u32 = 2;
     /// The waiter timed out; whoever sees the completion frees the slot.
     pub const ABANDONED: u32 = 3;
+    /// (Turns only.) Held by an asynchronous call, which may keep it for as long
+    /// as its caller likes: turn owners pass over it at once.
+    pub const HELD_ASYNC: u32 = 4;
 }
 
 /// The forward transport's request queue.
@@ -307,7 +310,10 @@ pub struct Turn {
     /// A [`slot_state`] value: FREE/ABANDONED → IN_FLIGHT only by the turn owner;
     /// IN_FLIGHT → FREE/ABANDONED only by the holder.
     pub state: u32,
-    pub _pad: u32,
+    /// Low 32 bits of the global thread id of the holder: a thread whose next
+    /// position lands on a slot it holds itself (an asynchronous call still in
+    /// flight) passes its turn on at once instead of waiting for itself.
+    pub holder_thread: u32,
 }
 
 /// The forward transport's slots are bare turns.
@@ -483,6 +489,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_turn.holder" => offset_of!(Turn, holder),
         "gpuio_turn.since" => offset_of!(Turn, since),
         "gpuio_turn.state" => offset_of!(Turn, state),
+        "gpuio_turn.holder_thread" => offset_of!(Turn, holder_thread),
         "sizeof(gpuio_request)" => size_of::<Request>(),
         "gpuio_request.op" => offset_of!(Request, op),
         "gpuio_request.endpoint" => offset_of!(Request, endpoint),
@@ -531,6 +538,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_SLOT_IN_FLIGHT" => slot_state::IN_FLIGHT as usize,
         "GPUIO_SLOT_DONE" => slot_state::DONE as usize,
         "GPUIO_SLOT_ABANDONED" => slot_state::ABANDONED as usize,
+        "GPUIO_SLOT_HELD_ASYNC" => slot_state::HELD_ASYNC as usize,
         "GPUIO_STAMP_FREE" => stamp::FREE as usize,
         "GPUIO_STAMP_READY" => stamp::READY as usize,
         "GPUIO_STAMP_DONE" => stamp::DONE as usize,

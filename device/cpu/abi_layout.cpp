@@ -26,6 +26,7 @@ static const unsigned long long layout[] = {
     O(gpuio_forward_queue, slot_state),
     S(gpuio_forward_state), O(gpuio_forward_state, reserve),
     S(gpuio_turn), O(gpuio_turn, turn), O(gpuio_turn, holder), O(gpuio_turn, since), O(gpuio_turn, state),
+    O(gpuio_turn, holder_thread),
     S(gpuio_request), O(gpuio_request, op), O(gpuio_request, endpoint), O(gpuio_request, len),
     O(gpuio_request, flags), O(gpuio_request, staging_off), O(gpuio_request, offset),
     S(gpuio_forward_entry), O(gpuio_forward_entry, stamp), O(gpuio_forward_entry, req), O(gpuio_forward_entry, result),
@@ -38,7 +39,7 @@ static const unsigned long long layout[] = {
     GPUIO_MAGIC, GPUIO_ABI_VERSION, GPUIO_TRANSPORT_DIRECT, GPUIO_TRANSPORT_FORWARD, GPUIO_TRANSPORT_MAILBOX,
     GPUIO_OP_NOP, GPUIO_OP_PWRITE, GPUIO_OP_PREAD, GPUIO_OP_WRITE, GPUIO_OP_READ,
     GPUIO_EP_FILE, GPUIO_EP_SOCKET, GPUIO_EP_PIPE, GPUIO_EP_HOST_QUEUE, GPUIO_ACCESS_READ, GPUIO_ACCESS_WRITE,
-    GPUIO_SLOT_FREE, GPUIO_SLOT_IN_FLIGHT, GPUIO_SLOT_DONE, GPUIO_SLOT_ABANDONED,
+    GPUIO_SLOT_FREE, GPUIO_SLOT_IN_FLIGHT, GPUIO_SLOT_DONE, GPUIO_SLOT_ABANDONED, GPUIO_SLOT_HELD_ASYNC,
     GPUIO_STAMP_FREE, GPUIO_STAMP_READY, GPUIO_STAMP_DONE,
 };
 

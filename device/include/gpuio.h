@@ -47,6 +47,16 @@
  *   char *gpuio_user_staging(ch, &off, &len)  then gpuio_pwrite_staged / gpuio_pread_staged
  *       (ch, ep, staging_off, len, off): I/O on bytes already in the staging area
  *       (NULL with off = len = 0 for a null `ch`)
+ *   gpuio_ticket t;                           asynchronous: several requests in flight
+ *   gpuio_i64 gpuio_pwrite_async(ch, ep, buf, len, off, &t)   per thread. Start one of
+ *   gpuio_i64 gpuio_pread_async (ch, ep, buf, len, off, &t)   at most slot_size bytes:
+ *       0 (in flight) or -errno (-EMSGSIZE: too long); a write's bytes are copied
+ *       at once, a read's land in buf at gpuio_wait
+ *   int gpuio_test(ch, &t)       1 finished, 0 still in flight (never waits)
+ *   gpuio_i64 gpuio_wait(ch, &t) the result (bytes or -errno); frees the ticket's
+ *       slot. Every started ticket must be waited for; each holds one of the
+ *       channel's slots until then, so keep fewer in flight (all threads together)
+ *       than the channel has slots (256 by default)
  * Helpers:
  *   int gpuio_snprintf(buf, cap, fmt, ...)   C99 snprintf (%d %u %x %s %c %p %f %e %g,
  *       flags, width, precision, hh/h/l/ll/z); returns the length it would have written

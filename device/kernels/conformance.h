@@ -201,6 +201,54 @@ GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* Asynchronous calls: each thread keeps p[1] (at most 8) 512-byte pwrites in flight
+ * for p[2] rounds, into its region with the pattern bytes, then reads them all back
+ * the same way and checks them.
+ * params: [0] endpoint, [1] in flight per thread, [2] rounds; out: [3] failures,
+ * [4] first failure, [5] bytes read back intact, [6] gpuio_test calls that found a
+ * request still in flight. */
+#define GPUIO_CONF_ASYNC 512
+GPUIO_KERNEL(gpuio_k_async_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 t = gpuio_global_thread_id();
+  const gpuio_u32 n = p[1] < 8 ? (gpuio_u32)p[1] : 8u;
+  gpuio_ticket tk[8];
+  char buf[8][GPUIO_CONF_ASYNC];
+  gpuio_u64 ok = 0, pending = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (gpuio_u64 round = 0; round < p[2]; round++) {
+      for (gpuio_u32 k = 0; k < n; k++) {
+        const gpuio_u64 off = t * GPUIO_CONF_REGION + (round * n + k) * GPUIO_CONF_ASYNC;
+        gpuio_i64 r;
+        if (pass == 0) {
+          for (int i = 0; i < GPUIO_CONF_ASYNC; i++) buf[k][i] = (char)gpuio_conf_byte(off + i);
+          r = gpuio_pwrite_async(ch, (gpuio_u32)p[0], buf[k], GPUIO_CONF_ASYNC, (gpuio_i64)off, &tk[k]);
+        } else {
+          r = gpuio_pread_async(ch, (gpuio_u32)p[0], buf[k], GPUIO_CONF_ASYNC, (gpuio_i64)off, &tk[k]);
+        }
+        if (r != 0) gpuio_conf_fail(&p[3], &p[4], r);
+      }
+      for (gpuio_u32 k = 0; k < n; k++) {
+        if (tk[k].state != GPUIO_TICKET_IN_FLIGHT) continue;
+        if (gpuio_test(ch, &tk[k]) == 0) pending++;
+        const gpuio_i64 r = gpuio_wait(ch, &tk[k]);
+        if (r != GPUIO_CONF_ASYNC) {
+          gpuio_conf_fail(&p[3], &p[4], r < 0 ? r : -GPUIO_EPROTO);
+          continue;
+        }
+        if (pass == 1) {
+          const gpuio_u64 off = t * GPUIO_CONF_REGION + (round * n + k) * GPUIO_CONF_ASYNC;
+          bool same = true;
+          for (int i = 0; i < GPUIO_CONF_ASYNC; i++) same = same && buf[k][i] == (char)gpuio_conf_byte(off + i);
+          if (same) ok += GPUIO_CONF_ASYNC;
+          else gpuio_conf_fail(&p[3], &p[4], -GPUIO_EPROTO);
+        }
+      }
+    }
+  }
+  gpuio_fetch_add_64(&p[5], ok);
+  gpuio_fetch_add_64(&p[6], pending);
+}
+
 /* The whole device at once: every thread writes its 48-byte row at t * 48, reads
  * it back, checks it and prints it.
  * params: [0] file endpoint; out: [1] failures, [2] first failure, [3] rows that

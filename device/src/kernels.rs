@@ -104,6 +104,7 @@ kernels!(
     gpuio_k_beyond_access,
     gpuio_k_latency,
     gpuio_k_pingpong,
+    gpuio_k_async_pattern,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.

@@ -59,6 +59,7 @@ static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 #define GPUIO_SLOT_IN_FLIGHT 1u
 #define GPUIO_SLOT_DONE 2u
 #define GPUIO_SLOT_ABANDONED 3u
+#define GPUIO_SLOT_HELD_ASYNC 4u /* turns only: held by an asynchronous call */
 
 #define GPUIO_STAMP_FREE 0ull
 #define GPUIO_STAMP_READY 1ull
@@ -92,7 +93,7 @@ typedef struct gpuio_turn {
   gpuio_u64 holder; /* the lap holding the slot (unless FREE) */
   gpuio_u64 since;  /* gpuio_now_ns() when it was taken */
   gpuio_u32 state;  /* GPUIO_SLOT_* */
-  gpuio_u32 _pad;
+  gpuio_u32 holder_thread; /* low 32 bits of the holder's global thread id */
 } gpuio_turn;
 
 typedef struct gpuio_direct_slot {

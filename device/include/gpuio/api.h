@@ -127,8 +127,9 @@ GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
  *      or take it over: ABANDONED and the transport says the abandoned request was
  *      answered (forward: its DONE stamp is there);
  *      or pass the turn on (turn = L + 1) without the slot when the slot is stuck -
- *      ABANDONED and unanswered, or held for longer than timeout / 4 (a read of a
- *      pipe nobody writes) - and take a new position; or when this call's deadline
+ *      ABANDONED and unanswered, held for longer than timeout / 4 (a read of a
+ *      pipe nobody writes), or held by an asynchronous call (HELD_ASYNC) or by this
+ *      same thread - and take a new position; or when this call's deadline
  *      passes or the channel closes (-ETIMEDOUT / -ESHUTDOWN).
  * Who writes what: `turn` only its owner; state FREE/ABANDONED -> IN_FLIGHT only the
  * turn owner; IN_FLIGHT -> FREE/ABANDONED only the holder. Zeroed memory is turn 0,
@@ -150,6 +151,7 @@ GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap) {
   gpuio_fence_sc(); /* the CAS is relaxed on CUDA: make it an acquire */
   gpuio_st_relaxed_64(&t->holder, lap);
   gpuio_st_relaxed_64(&t->since, gpuio_now_ns());
+  gpuio_st_relaxed_32(&t->holder_thread, (gpuio_u32)gpuio_global_thread_id());
   gpuio_st_release_64(&t->turn, lap + 1u);
 }
 
@@ -203,7 +205,12 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpu
     stuck = true;
   } else {
     reclaim.nudge();
-    stuck = gpuio_now_ns() - gpuio_ld_relaxed_64(&t->since) > ch->timeout_ns / 4u;
+    /* Held by an asynchronous call (kept for as long as its caller likes; its
+     * caller may be this very thread, or one waiting for a turn itself), or held by
+     * this thread: waiting could wait for ourselves. */
+    stuck = state == GPUIO_SLOT_HELD_ASYNC ||
+            gpuio_ld_relaxed_32(&t->holder_thread) == (gpuio_u32)gpuio_global_thread_id() ||
+            gpuio_now_ns() - gpuio_ld_relaxed_64(&t->since) > ch->timeout_ns / 4u;
   }
   int e = 0;
   if (gpuio_impl_past(deadline)) e = -GPUIO_ETIMEDOUT;
@@ -309,6 +316,31 @@ GPUIO_FN int gpuio_impl_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 d
   case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_wait(ch, s, deadline, result));
   case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_wait(ch, s, deadline, result));
   default: return -GPUIO_EPROTO;
+  }
+}
+
+/* Tells the transport that `s` is held by an asynchronous call: turn owners pass
+ * over such a slot at once instead of waiting for it (forward, mailbox; direct
+ * hands out slots its own way). */
+GPUIO_FN void gpuio_impl_mark_async(const gpuio_channel *ch, gpuio_slot *s) {
+  switch (ch->transport) {
+  case GPUIO_TRANSPORT_FORWARD:
+    gpuio_st_relaxed_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_HELD_ASYNC);
+    break;
+  case GPUIO_TRANSPORT_MAILBOX:
+    gpuio_st_relaxed_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_HELD_ASYNC);
+    break;
+  default: break;
+  }
+}
+
+/* 1 with *result once the request in `s` finished, 0 while it is in flight. */
+GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
+  switch (ch->transport) {
+  case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_poll(ch, s, result);
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_forward_poll(ch, s, result);
+  case GPUIO_TRANSPORT_MAILBOX: return gpuio_mailbox_poll(ch, s, result);
+  default: return 0;
   }
 }
 
@@ -466,6 +498,84 @@ GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, 
   if (e) return e;
   if (len > ch->slot_size) len = ch->slot_size;
   return gpuio_impl_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
+}
+
+/* ---------------------------------------------------- asynchronous calls
+ *
+ * gpuio_pwrite_async / gpuio_pread_async start one request of at most slot_size
+ * bytes and return at once: 0, with the ticket in flight, or -errno (nothing in
+ * flight; -EMSGSIZE when len > slot_size). A write's bytes are copied at the call,
+ * so its buffer may be reused at once; a read's bytes land in `buf` at gpuio_wait.
+ * gpuio_test: 1 once the request finished, 0 while it is in flight, -EINVAL for a
+ * ticket not in flight. gpuio_wait: waits for it (the channel's timeout, counted
+ * from the wait), copies a read's bytes, frees its slot and returns the result
+ * (bytes moved or -errno); afterwards the ticket is free for another call.
+ * A ticket holds one of the channel's slots from start to wait, so a thread may
+ * keep several requests in flight, fewer than the channel has slots; every ticket
+ * started must be waited for. */
+#define GPUIO_TICKET_IN_FLIGHT 0x7469636bu /* "tick": not what zeroed memory holds */
+typedef struct gpuio_ticket {
+  gpuio_slot slot;
+  char *dst;       /* a read's destination */
+  gpuio_u64 len;   /* bytes asked for */
+  gpuio_u32 state; /* GPUIO_TICKET_IN_FLIGHT while a request is in flight */
+  gpuio_u32 op;
+} gpuio_ticket;
+
+GPUIO_FN gpuio_i64 gpuio_impl_start(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
+                                    gpuio_i64 offset, gpuio_ticket *t) {
+  if (!t) return -GPUIO_EINVAL;
+  t->state = 0;
+  int e = gpuio_impl_check_channel(ch);
+  if (e) return e;
+  if (len > ch->slot_size) return -GPUIO_EMSGSIZE;
+  gpuio_request r = {op, ep, (gpuio_u32)len, 0, 0, offset};
+  e = gpuio_impl_check_request(ch, &r);
+  if (e) return e;
+  e = gpuio_impl_acquire(ch, &t->slot, gpuio_impl_deadline(ch));
+  if (e) return e;
+  gpuio_impl_mark_async(ch, &t->slot);
+  const bool writes = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;
+  if (writes) gpuio_impl_copy(t->slot.staging, buf, len);
+  r.staging_off = t->slot.staging_off;
+  t->dst = writes ? nullptr : buf;
+  t->len = len;
+  t->op = op;
+  gpuio_impl_submit(ch, &t->slot, &r);
+  t->state = GPUIO_TICKET_IN_FLIGHT;
+  return 0;
+}
+
+/* pwrite(2) of len <= slot_size bytes, started: 0 or -errno (see above). */
+GPUIO_FN gpuio_i64 gpuio_pwrite_async(const gpuio_channel *ch, gpuio_u32 ep, const void *buf, gpuio_u64 len,
+                                      gpuio_i64 offset, gpuio_ticket *t) {
+  return gpuio_impl_start(ch, GPUIO_OP_PWRITE, ep, (char *)buf, len, offset, t);
+}
+/* pread(2) of len <= slot_size bytes into buf (filled at gpuio_wait), started. */
+GPUIO_FN gpuio_i64 gpuio_pread_async(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len,
+                                     gpuio_i64 offset, gpuio_ticket *t) {
+  return gpuio_impl_start(ch, GPUIO_OP_PREAD, ep, (char *)buf, len, offset, t);
+}
+
+/* 1 finished, 0 in flight, -EINVAL not a ticket in flight; never waits. */
+GPUIO_FN int gpuio_test(const gpuio_channel *ch, gpuio_ticket *t) {
+  if (!ch || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT) return -GPUIO_EINVAL;
+  gpuio_i64 ignored = 0;
+  return gpuio_impl_poll(ch, &t->slot, &ignored);
+}
+
+/* The result of the request in flight on `t` (bytes moved or -errno), once it
+ * finished or the channel's timeout passed (-ETIMEDOUT: the request is abandoned,
+ * its slot freed when it completes). */
+GPUIO_FN gpuio_i64 gpuio_wait(const gpuio_channel *ch, gpuio_ticket *t) {
+  if (!ch || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT) return -GPUIO_EINVAL;
+  t->state = 0;
+  gpuio_i64 res = 0;
+  const int e = gpuio_impl_wait(ch, &t->slot, gpuio_impl_deadline(ch), &res);
+  if (e) return e;
+  if (t->dst && res > 0) gpuio_impl_copy(t->dst, t->slot.staging, (gpuio_u64)res < t->len ? (gpuio_u64)res : t->len);
+  gpuio_impl_release(ch, &t->slot);
+  return res;
 }
 
 /* Whether the format string's last character is a newline. */

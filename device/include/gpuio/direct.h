@@ -306,6 +306,16 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
   }
 }
 
+/* Whether the request completed (no waiting; reaps if nobody else is): 1 with
+ * *result, else 0. */
+GPUIO_FN int gpuio_direct_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
+  gpuio_direct_slot *sl = gpuio_direct_slot_of(ch, s->pos);
+  if (gpuio_ld_acquire_32(&sl->state) != GPUIO_SLOT_DONE) gpuio_direct_reap(ch);
+  if (gpuio_ld_acquire_32(&sl->state) != GPUIO_SLOT_DONE) return 0;
+  *result = (gpuio_i32)gpuio_ld_relaxed_32((const gpuio_u32 *)&sl->res);
+  return 1;
+}
+
 GPUIO_FN void gpuio_direct_release(const gpuio_channel *ch, gpuio_slot *s) { gpuio_direct_free(ch, s->pos); }
 
 /* Runs one SQE exactly as given (except user_data) through the ring and returns the

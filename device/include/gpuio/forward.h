@@ -88,6 +88,14 @@ GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
   return r;
 }
 
+/* Whether the host answered (no waiting): 1 with *result, else 0. */
+GPUIO_FN int gpuio_forward_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
+  gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
+  if (gpuio_ld_acquire_64(&e->stamp) != gpuio_forward_stamp(s->pos, GPUIO_STAMP_DONE)) return 0;
+  *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
+  return 1;
+}
+
 /* Frees the slot for the next turn (the result and staging bytes were read). */
 GPUIO_FN void gpuio_forward_release(const gpuio_channel *ch, gpuio_slot *s) {
   gpuio_st_release_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_FREE);

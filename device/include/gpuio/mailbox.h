@@ -106,6 +106,14 @@ GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
   return r;
 }
 
+/* Whether the host answered (no waiting): 1 with *result, else 0. */
+GPUIO_FN int gpuio_mailbox_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
+  gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
+  if (gpuio_ld_acquire_32(&port->host_out) != (gpuio_u32)s->pos) return 0;
+  *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&port->result);
+  return 1;
+}
+
 /* Gives the port back (the host has answered; the staging chunk is free too). */
 GPUIO_FN void gpuio_mailbox_release(const gpuio_channel *ch, gpuio_slot *s) {
   gpuio_st_release_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_FREE);
