@@ -82,6 +82,10 @@ pub const CASES: &[Case] = &[
         name: "async_calls_keep_requests_in_flight_byte_exact",
         run: async_pattern,
     },
+    Case {
+        name: "warp_calls_write_and_read_back_byte_exact",
+        run: warp_pattern,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -189,6 +193,65 @@ fn first_difference(got: &[u8], want: &[u8]) -> Option<usize> {
         } else {
             None
         })
+}
+
+/// Warp-cooperative pwrites and preads of the pattern sizes (1 B .. 1 MiB), 64
+/// threads (two warps on a GPU, 64 one-lane warps on the CPU device); the kernel
+/// checks what it reads back, the host checks each warp's region of the file.
+fn warp_pattern(t: &Target<'_>) -> Result<String, String> {
+    const WRITES: u64 = 150;
+    let threads = u64::from(THREADS);
+    let path = t.dir.join("warp.bin");
+    let file = rw_file(&path)?;
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg.endpoint(endpoint("warp", &file, Access::READ_WRITE)?);
+    let ch = (t.open)(cfg)?;
+    let image: Vec<u8> = (0..threads * REGION).map(pattern_byte).collect();
+    let src = t
+        .device
+        .buffer(image.len(), &image)
+        .map_err(|e| format!("source buffer: {e}"))?;
+    let dst = t
+        .device
+        .buffer(image.len(), &[])
+        .map_err(|e| format!("destination buffer: {e}"))?;
+    let mut params = vec![0u64; 8 + 64];
+    params[..4].copy_from_slice(&[u64::from(ep), src.device_addr(), dst.device_addr(), WRITES]);
+    let p = run_kernel(t, &ch, "warp_pattern", THREADS, &params)?;
+    if p[4] != 0 {
+        return Err(format!(
+            "{} warp calls failed, first with {}",
+            p[4],
+            errno_name(p[5] as i64)
+        ));
+    }
+    let units: Vec<u64> = (0..threads).filter(|&u| p[8 + u as usize] == 1).collect();
+    let mut want_bytes = 0u64;
+    for &u in &units {
+        for (off, n) in writes_of(u, WRITES) {
+            let mut got = vec![0u8; n as usize];
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut got, off)
+                .map_err(|e| format!("read back warp {u}: {e}"))?;
+            if let Some(i) = (0..u64::from(n)).find(|&i| got[i as usize] != pattern_byte(off + i)) {
+                return Err(format!("warp {u}'s write at {off} differs at byte {i}"));
+            }
+            want_bytes += u64::from(n);
+        }
+    }
+    if units.is_empty() || p[6] != want_bytes {
+        return Err(format!(
+            "{} bytes read back intact by {} warps, expected {want_bytes}",
+            p[6],
+            units.len()
+        ));
+    }
+    let report = check_close(ch)?;
+    Ok(format!(
+        "{} warps, {} calls each way, {} bytes; {report}",
+        units.len(),
+        units.len() as u64 * WRITES,
+        p[6]
+    ))
 }
 
 /// 64 threads, each with 4 asynchronous 512-byte pwrites in flight for 10 rounds,

@@ -76,6 +76,10 @@ macro_rules! cases {
             fn asynchronous_calls_keep_requests_in_flight_and_are_byte_exact() {
                 run_case($kind, "async_calls_keep_requests_in_flight_byte_exact");
             }
+            #[test]
+            fn warp_cooperative_calls_write_and_read_back_byte_exact() {
+                run_case($kind, "warp_calls_write_and_read_back_byte_exact");
+            }
         }
     )*};
 }
@@ -89,5 +93,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 11);
+    assert_eq!(CASES.len(), 12);
 }

@@ -47,6 +47,10 @@
  *   char *gpuio_user_staging(ch, &off, &len)  then gpuio_pwrite_staged / gpuio_pread_staged
  *       (ch, ep, staging_off, len, off): I/O on bytes already in the staging area
  *       (NULL with off = len = 0 for a null `ch`)
+ *   gpuio_i64 gpuio_pwrite_warp(ch, ep, buf, len, off)   warp-cooperative: every
+ *   gpuio_i64 gpuio_pread_warp (ch, ep, buf, len, off)   active lane of the warp
+ *       calls with the same arguments and gets the same result; the lanes copy
+ *       side by side and one lane makes one request per slot_size bytes
  *   gpuio_ticket t;                           asynchronous: several requests in flight
  *   gpuio_i64 gpuio_pwrite_async(ch, ep, buf, len, off, &t)   per thread. Start one of
  *   gpuio_i64 gpuio_pread_async (ch, ep, buf, len, off, &t)   at most slot_size bytes:

@@ -249,6 +249,40 @@ GPUIO_KERNEL(gpuio_k_async_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_fetch_add_64(&p[6], pending);
 }
 
+/* Warp-cooperative calls: each warp (named by the global id of its first active
+ * lane: unit u; on the CPU device every thread is a warp) writes p[3] pattern chunks
+ * into its region with gpuio_pwrite_warp, reads each back with gpuio_pread_warp and
+ * checks it.
+ * params: [0] endpoint, [1] source (device pointer, byte o = the file's byte o),
+ * [2] destination (device pointer, laid out like the file), [3] writes per unit;
+ * out: [4] failures, [5] first failure, [6] bytes read back intact, [8 + u] 1 for
+ * every unit u < 64 that ran. */
+GPUIO_KERNEL(gpuio_k_warp_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  const gpuio_u32 rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
+  const gpuio_u64 unit = gpuio_warp_broadcast_64(mask, gpuio_global_thread_id(), gpuio_warp_leader(mask));
+  const char *src = (const char *)p[1];
+  char *dst = (char *)p[2];
+  gpuio_u64 off = unit * GPUIO_CONF_REGION, bytes = 0;
+  for (gpuio_u64 i = 0; i < p[3]; i++) {
+    const gpuio_u32 n = gpuio_conf_size(unit, i);
+    gpuio_i64 r = gpuio_pwrite_warp(ch, (gpuio_u32)p[0], src + off, n, (gpuio_i64)off);
+    if (r == (gpuio_i64)n) r = gpuio_pread_warp(ch, (gpuio_u32)p[0], dst + off, n, (gpuio_i64)off);
+    if (r == (gpuio_i64)n) {
+      gpuio_u32 same = 1;
+      for (gpuio_u64 j = rank; j < n; j += count) same &= dst[off + j] == src[off + j] ? 1u : 0u;
+      if (gpuio_warp_min_32(mask, same)) bytes += n;
+      else r = -GPUIO_EPROTO;
+    }
+    if (r != (gpuio_i64)n && rank == 0) gpuio_conf_fail(&p[4], &p[5], r < 0 ? r : -GPUIO_EPROTO);
+    off += n;
+  }
+  if (rank == 0) {
+    gpuio_fetch_add_64(&p[6], bytes);
+    if (unit < 64) gpuio_st_relaxed_64(&p[8 + unit], 1);
+  }
+}
+
 /* The whole device at once: every thread writes its 48-byte row at t * 48, reads
  * it back, checks it and prints it.
  * params: [0] file endpoint; out: [1] failures, [2] first failure, [3] rows that

@@ -105,6 +105,7 @@ kernels!(
     gpuio_k_latency,
     gpuio_k_pingpong,
     gpuio_k_async_pattern,
+    gpuio_k_warp_pattern,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.

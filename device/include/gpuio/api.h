@@ -500,6 +500,82 @@ GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, 
   return gpuio_impl_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
 }
 
+/* ------------------------------------------------ warp-cooperative calls
+ *
+ * gpuio_pwrite_warp / gpuio_pread_warp: every active lane of a warp calls with the
+ * same arguments and gets the same result. One lane takes a slot per slot_size
+ * bytes, all lanes copy the bytes between the caller's buffer and the staging chunk
+ * side by side (coalesced), the one lane submits and waits, and the result is
+ * broadcast. One request (and one waiter polling across PCIe) per warp instead of
+ * one per lane. On the CPU device a warp is one thread. */
+
+/* Lanes `rank` of `count` copy n bytes together, 8 at a time where both sides are
+ * 8-byte aligned. */
+GPUIO_FN void gpuio_impl_copy_warp(char *dst, const char *src, gpuio_u64 n, gpuio_u32 rank, gpuio_u32 count) {
+  gpuio_u64 words = 0;
+  if ((((gpuio_u64)dst | (gpuio_u64)src) & 7u) == 0) {
+    words = n / 8u;
+    for (gpuio_u64 i = rank; i < words; i += count) ((gpuio_u64 *)dst)[i] = ((const gpuio_u64 *)src)[i];
+  }
+  for (gpuio_u64 i = words * 8u + rank; i < n; i += count) dst[i] = src[i];
+}
+
+GPUIO_FN gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf,
+                                            gpuio_u64 len, gpuio_i64 offset) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
+  int e = gpuio_impl_check_channel(ch);
+  if (e) return e;
+  gpuio_request probe = {op, ep, 1, 0, 0, offset};
+  if (len == 0) return -GPUIO_EINVAL;
+  e = gpuio_impl_check_request(ch, &probe);
+  if (e) return e;
+  const bool to_endpoint = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;
+  gpuio_u64 done = 0;
+  while (done < len) {
+    const gpuio_u64 n = len - done < ch->slot_size ? len - done : ch->slot_size;
+    gpuio_slot s = {};
+    gpuio_i64 got = 0;
+    if (rank == 0) got = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
+    got = (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)got, leader);
+    if (got) return done ? (gpuio_i64)done : got;
+    char *staging = (char *)gpuio_warp_broadcast_64(mask, (gpuio_u64)s.staging, leader);
+    if (to_endpoint) {
+      gpuio_impl_copy_warp(staging, buf + done, n, rank, count);
+      gpuio_fence_sc(); /* each lane's bytes before the leader publishes the request */
+    }
+    gpuio_warp_sync(mask);
+    gpuio_i64 res = 0;
+    int w = 0; /* the leader's wait: nonzero when it gave up and the slot is abandoned */
+    if (rank == 0) {
+      gpuio_request r = {op, ep, (gpuio_u32)n, 0, s.staging_off, offset + (gpuio_i64)done};
+      w = gpuio_impl_run(ch, &s, &r, &res);
+      if (w) res = w;
+    }
+    res = (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)res, leader);
+    if (!to_endpoint && res > 0) {
+      gpuio_impl_copy_warp(buf + done, staging, (gpuio_u64)res < n ? (gpuio_u64)res : n, rank, count);
+      gpuio_warp_sync(mask); /* every lane read the chunk before it is released */
+    }
+    if (rank == 0 && !w) gpuio_impl_release(ch, &s);
+    if (res < 0) return done ? (gpuio_i64)done : res;
+    done += (gpuio_u64)res;
+    if ((gpuio_u64)res < n) break;
+  }
+  return (gpuio_i64)done;
+}
+
+/* pwrite(2) by a whole warp (every active lane, same arguments): bytes written. */
+GPUIO_FN gpuio_i64 gpuio_pwrite_warp(const gpuio_channel *ch, gpuio_u32 ep, const void *buf, gpuio_u64 len,
+                                     gpuio_i64 offset) {
+  return gpuio_impl_transfer_warp(ch, GPUIO_OP_PWRITE, ep, (char *)buf, len, offset);
+}
+/* pread(2) by a whole warp (every active lane, same arguments): bytes read. */
+GPUIO_FN gpuio_i64 gpuio_pread_warp(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len,
+                                    gpuio_i64 offset) {
+  return gpuio_impl_transfer_warp(ch, GPUIO_OP_PREAD, ep, (char *)buf, len, offset);
+}
+
 /* ---------------------------------------------------- asynchronous calls
  *
  * gpuio_pwrite_async / gpuio_pread_async start one request of at most slot_size

@@ -23,6 +23,7 @@
  *                                lane's rank among m's lanes, how many lanes m has
  *   gpuio_warp_broadcast_64(m, v, lane)   lane's v, to every lane of m (all of m must call)
  *   gpuio_warp_min_32(m, v)      the least v over the lanes of m, to each (all of m must call)
+ *   gpuio_warp_sync(m)           the lanes of m wait for each other (all of m must call)
  * (on the host target a warp is one thread: mask 1, leader 0, rank 0, count 1)
  *   GPUIO_WARP_SIZE              lanes per warp (wavefront): 32 on CUDA and the host,
  *                                64 or 32 on HIP depending on the target
@@ -116,6 +117,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (gpuio_u32)__popc((uns
 GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) {
   return __shfl_sync((unsigned)m, (unsigned long long)v, (int)lane);
 }
+GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) { __syncwarp((unsigned)m); }
 GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   return __reduce_min_sync((unsigned)m, v);
@@ -236,6 +238,12 @@ GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 l
   const gpuio_u32 hi = (gpuio_u32)__builtin_amdgcn_readlane((int)(gpuio_u32)(v >> 32), (int)lane);
   return ((gpuio_u64)hi << 32) | lo;
 }
+/* The lanes of a wavefront run in lockstep: a wave barrier keeps the compiler from
+ * moving memory operations across it. */
+GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) {
+  (void)m;
+  __builtin_amdgcn_wave_barrier();
+}
 GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
   gpuio_u32 least = v;
   for (gpuio_u64 rest = m; rest; rest &= rest - 1u) {
@@ -318,6 +326,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) { return (void)m, 0u; }
 GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (void)m, 1u; }
 GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) { return (void)m, (void)lane, v; }
 GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) { return (void)m, v; }
+GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) { (void)m; }
 #endif
 
 /* Pointers in the descriptor are stored as integers (device addresses). */
