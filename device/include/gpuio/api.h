@@ -224,6 +224,35 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpu
   return 1;
 }
 
+/* Waits for the answer to the request in `s`, the lanes of a warp together (one
+ * poll instruction for all their slots, one sleep): 0 with *result, or -ETIMEDOUT
+ * after abandon(s) at the deadline. poll(s, &result): 1 once answered. For
+ * transports whose host answers by itself (forward, mailbox). */
+template <typename Poll, typename Abandon>
+GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result, const Poll &poll,
+                                    const Abandon &abandon) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  gpuio_impl_backoff backoff = {0};
+  int r = 1;
+  for (;;) {
+    gpuio_u32 ns = GPUIO_WARP_DONE;
+    if (r == 1) {
+      if (poll(s, result)) {
+        r = 0;
+      } else if (gpuio_impl_past(deadline)) {
+        /* After this we touch neither the slot's entry nor its staging chunk. */
+        gpuio_fence_sc();
+        abandon(s);
+        r = -GPUIO_ETIMEDOUT;
+      } else {
+        ns = gpuio_impl_backoff_next(&backoff, 1024u);
+      }
+    }
+    if (!gpuio_impl_warp_pause(mask, ns)) break;
+  }
+  return r;
+}
+
 /* Claims a slot through its turn and binds the staging chunk: 0 with s->pos and
  * s->index set, or -ETIMEDOUT / -ESHUTDOWN holding nothing. `positions` is the
  * device-local position counter, `base`/`stride` the gpuio_turn of each of the

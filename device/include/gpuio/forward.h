@@ -59,41 +59,31 @@ GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const
   gpuio_st_release_64(&e->stamp, gpuio_forward_stamp(s->pos, GPUIO_STAMP_READY));
 }
 
-/* 0 with the host's result (slot still held), or -ETIMEDOUT with the slot
- * abandoned: the next turn owner takes it over once the host answers. The lanes of
- * a warp wait together (one poll instruction for all their entries, one sleep). */
-GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
-  const gpuio_u64 mask = gpuio_warp_active();
-  gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
-  const gpuio_u64 done = gpuio_forward_stamp(s->pos, GPUIO_STAMP_DONE);
-  gpuio_impl_backoff backoff = {0};
-  int r = 1;
-  for (;;) {
-    gpuio_u32 ns = GPUIO_WARP_DONE;
-    if (r == 1) {
-      if (gpuio_ld_acquire_64(&e->stamp) == done) {
-        *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
-        r = 0;
-      } else if (gpuio_impl_past(deadline)) {
-        /* After this store we touch neither the entry nor the staging chunk again. */
-        gpuio_fence_sc();
-        gpuio_st_release_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_ABANDONED);
-        r = -GPUIO_ETIMEDOUT;
-      } else {
-        ns = gpuio_impl_backoff_next(&backoff, 1024u);
-      }
-    }
-    if (!gpuio_impl_warp_pause(mask, ns)) break;
-  }
-  return r;
-}
-
 /* Whether the host answered (no waiting): 1 with *result, else 0. */
 GPUIO_FN int gpuio_forward_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
   gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
   if (gpuio_ld_acquire_64(&e->stamp) != gpuio_forward_stamp(s->pos, GPUIO_STAMP_DONE)) return 0;
   *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
   return 1;
+}
+
+struct gpuio_forward_answered {
+  const gpuio_channel *ch;
+  GPUIO_METHOD bool operator()(gpuio_slot *s, gpuio_i64 *result) const { return gpuio_forward_poll(ch, s, result); }
+};
+struct gpuio_forward_abandon {
+  const gpuio_channel *ch;
+  GPUIO_METHOD void operator()(gpuio_slot *s) const {
+    gpuio_st_release_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_ABANDONED);
+  }
+};
+
+/* 0 with the host's result (slot still held), or -ETIMEDOUT with the slot
+ * abandoned: the next turn owner takes it over once the host answers. */
+GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
+  const gpuio_forward_answered answered = {ch};
+  const gpuio_forward_abandon abandon = {ch};
+  return gpuio_impl_wait_answer(s, deadline, result, answered, abandon);
 }
 
 /* Frees the slot for the next turn (the result and staging bytes were read). */

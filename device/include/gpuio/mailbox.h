@@ -77,41 +77,32 @@ GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const
   gpuio_st_release_32(&port->device_out, flipped);
 }
 
-/* Waits for the host's answer: 0 and *result with the port still held, or
- * -ETIMEDOUT with the port abandoned (the next turn owner takes it over once the
- * host answers). The lanes of a warp wait together. */
-GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
-  const gpuio_u64 mask = gpuio_warp_active();
-  gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
-  const gpuio_u32 sent = (gpuio_u32)s->pos;
-  gpuio_impl_backoff backoff = {0};
-  int r = 1;
-  for (;;) {
-    gpuio_u32 ns = GPUIO_WARP_DONE;
-    if (r == 1) {
-      if (gpuio_ld_acquire_32(&port->host_out) == sent) {
-        /* The acquire above orders this read after the host's write of it. */
-        *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&port->result);
-        r = 0;
-      } else if (gpuio_impl_past(deadline)) {
-        gpuio_fence_sc();
-        gpuio_st_release_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_ABANDONED);
-        r = -GPUIO_ETIMEDOUT;
-      } else {
-        ns = gpuio_impl_backoff_next(&backoff, 1024u);
-      }
-    }
-    if (!gpuio_impl_warp_pause(mask, ns)) break;
-  }
-  return r;
-}
-
 /* Whether the host answered (no waiting): 1 with *result, else 0. */
 GPUIO_FN int gpuio_mailbox_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
   gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
   if (gpuio_ld_acquire_32(&port->host_out) != (gpuio_u32)s->pos) return 0;
   *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&port->result);
   return 1;
+}
+
+struct gpuio_mailbox_answered {
+  const gpuio_channel *ch;
+  GPUIO_METHOD bool operator()(gpuio_slot *s, gpuio_i64 *result) const { return gpuio_mailbox_poll(ch, s, result); }
+};
+struct gpuio_mailbox_abandon {
+  const gpuio_channel *ch;
+  GPUIO_METHOD void operator()(gpuio_slot *s) const {
+    gpuio_st_release_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_ABANDONED);
+  }
+};
+
+/* Waits for the host's answer: 0 and *result with the port still held, or
+ * -ETIMEDOUT with the port abandoned (the next turn owner takes it over once the
+ * host answers). The lanes of a warp wait together. */
+GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
+  const gpuio_mailbox_answered answered = {ch};
+  const gpuio_mailbox_abandon abandon = {ch};
+  return gpuio_impl_wait_answer(s, deadline, result, answered, abandon);
 }
 
 /* Gives the port back (the host has answered; the staging chunk is free too). */
