@@ -221,13 +221,7 @@ pub fn run_transport(
     let threads = u64::from(scale.threads);
     let image: Vec<u8> = (0..threads * REGION).map(pattern_byte).collect();
     let path = dir.join(format!("bench-{transport}.bin"));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let file = create_rw(&path)?;
     let mut cfg = ChannelConfig::default();
     let ep =
         cfg.endpoint(Endpoint::file("bench", &file, Access::WRITE).map_err(|e| e.to_string())?);
@@ -326,6 +320,7 @@ pub fn run_transport(
     ));
     let _ = std::fs::remove_file(&out_path);
 
+    figures.extend(small_ops(device, transport, open, dir, scale)?);
     let (figure, measured) = whole_device(device, transport, open, dir)?;
     figures.push(figure);
     Ok((figures, measured))
@@ -343,13 +338,7 @@ fn latency(
     let floor = pingpong_us(device, scale.nops.min(10_000))?;
     let calls = scale.nops.min(10_000);
     let path = dir.join(format!("bench-{transport}-latency.bin"));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let file = create_rw(&path)?;
     let mut cfg = ChannelConfig::default();
     let ep =
         cfg.endpoint(Endpoint::file("latency", &file, Access::WRITE).map_err(|e| e.to_string())?);
@@ -471,6 +460,109 @@ fn pingpong_us(device: &dyn Device, rounds: u64) -> Result<f64, String> {
     }
 }
 
+/// Every thread of the device (`Device::full_shape`) making 64-byte and 4 KiB
+/// pwrites, then preads of them: operations per second, against one host thread
+/// making the same calls on a file in the same directory.
+fn small_ops(
+    device: &dyn Device,
+    transport: TransportKind,
+    open: &Opener<'_>,
+    dir: &Path,
+    scale: Scale,
+) -> Result<Vec<Figure>, String> {
+    let (grid, block) = device.full_shape();
+    let threads = u64::from(grid) * u64::from(block);
+    let calls: u64 = if scale.nops < Scale::FULL.nops { 1 } else { 2 };
+    let path = dir.join(format!("bench-{transport}-small.bin"));
+    let ref_path = dir.join(format!("bench-{transport}-small-host.bin"));
+    let file = create_rw(&path)?;
+    let ref_file = create_rw(&ref_path)?;
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg
+        .endpoint(Endpoint::file("small", &file, Access::READ_WRITE).map_err(|e| e.to_string())?);
+    let ch = open(cfg)?;
+    let mut figures = Vec::new();
+    for size in [64u64, 4096] {
+        for (op, name) in [(0u64, "pwrite"), (1, "pread")] {
+            let cpu0 = process_cpu_time();
+            let (p, took) = launch_wait_shape(
+                device,
+                &ch,
+                "small_ops",
+                (grid, block),
+                &[u64::from(ep), size, op, calls, 0, 0],
+            )?;
+            let cpu = process_cpu_time().saturating_sub(cpu0);
+            fail_check(&p, 4, "small_ops")?;
+            let ops = threads * calls;
+            // The reference: one host thread, the same calls on its own file.
+            let mut buf = vec![b'a'; size as usize];
+            let start = Instant::now();
+            for _ in 0..calls {
+                for t in 0..threads {
+                    let off = t * size;
+                    let r = if op == 0 {
+                        ref_file.write_all_at(&buf, off)
+                    } else {
+                        ref_file.read_exact_at(&mut buf, off)
+                    };
+                    r.map_err(|e| format!("host {name}: {e}"))?;
+                }
+            }
+            let host = ops as f64 / start.elapsed().as_secs_f64();
+            figures.push(
+                Figure::new(
+                    format!(
+                        "{transport}: {size} B {name}, whole device {grid}x{block} (host CPU {:.2} s/M ops)",
+                        cpu.as_secs_f64() * 1e6 / ops as f64
+                    ),
+                    ops as f64 / took.as_secs_f64() / 1e6,
+                    "Mop/s",
+                    Better::Higher,
+                )
+                .against(&format!("one host thread, {name}"), Some(host / 1e6)),
+            );
+        }
+    }
+    let report = ch.close();
+    drop((file, ref_file));
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&ref_path);
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    Ok(figures)
+}
+
+/// A file for reading and writing, created empty.
+fn create_rw(path: &Path) -> Result<std::fs::File, String> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| format!("open {}: {e}", path.display()))
+}
+
+/// Like `launch_wait`, with the launch shape given.
+fn launch_wait_shape(
+    device: &dyn Device,
+    ch: &Channel,
+    kernel: &str,
+    (grid, block): (u32, u32),
+    params: &[u64],
+) -> Result<(Vec<u64>, Duration), String> {
+    let start = Instant::now();
+    let run = device
+        .launch(kernel, grid, block, ch, params)
+        .map_err(|e| format!("launch {kernel}: {e}"))?;
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("{kernel}: {e}"))?;
+    Ok((p, start.elapsed()))
+}
+
 /// User + system CPU time of this process so far.
 fn process_cpu_time() -> Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
@@ -494,13 +586,7 @@ fn whole_device(
     let threads = u64::from(grid) * u64::from(block);
     let rows_path = dir.join(format!("bench-{transport}-rows.bin"));
     let out_path = dir.join(format!("bench-{transport}-rows.txt"));
-    let rows = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&rows_path)
-        .map_err(|e| format!("open {}: {e}", rows_path.display()))?;
+    let rows = create_rw(&rows_path)?;
     let (_out, mut cfg) = stdout_file_config(&out_path)?;
     let ep =
         cfg.endpoint(Endpoint::file("rows", &rows, Access::READ_WRITE).map_err(|e| e.to_string())?);
@@ -520,13 +606,7 @@ fn whole_device(
 
     // The reference: one host thread, the same three calls for every row.
     let ref_path = dir.join(format!("bench-{transport}-rows-host.bin"));
-    let ref_file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&ref_path)
-        .map_err(|e| format!("open {}: {e}", ref_path.display()))?;
+    let ref_file = create_rw(&ref_path)?;
     let sink = OpenOptions::new()
         .write(true)
         .create(true)

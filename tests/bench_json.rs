@@ -67,6 +67,10 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
             "pwrite 1 B..1 MiB",
             "printf, 64 threads",
             "whole device",
+            "64 B pwrite, whole device",
+            "64 B pread, whole device",
+            "4096 B pwrite, whole device",
+            "4096 B pread, whole device",
         ] {
             assert!(
                 whats.iter().any(|w| w.contains(wanted)),

@@ -283,6 +283,21 @@ GPUIO_KERNEL(gpuio_k_warp_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* Small operations from every thread (gpuio_bench): p[3] calls of p[1] bytes (at
+ * most 4096) each, pwrites (p[2] = 0) or preads (1), at offset t * p[1] of endpoint
+ * p[0]; out: [4] failures, [5] first failure. */
+GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 t = gpuio_global_thread_id();
+  const gpuio_u64 n = p[1] < 4096 ? p[1] : 4096;
+  char buf[4096];
+  for (gpuio_u64 i = 0; i < n; i++) buf[i] = (char)('a' + t % 26);
+  for (gpuio_u64 i = 0; i < p[3]; i++) {
+    const gpuio_i64 r = p[2] ? gpuio_pread(ch, (gpuio_u32)p[0], buf, n, (gpuio_i64)(t * n))
+                             : gpuio_pwrite(ch, (gpuio_u32)p[0], buf, n, (gpuio_i64)(t * n));
+    if (r != (gpuio_i64)n) gpuio_conf_fail(&p[4], &p[5], r);
+  }
+}
+
 /* The whole device at once: every thread writes its 48-byte row at t * 48, reads
  * it back, checks it and prints it.
  * params: [0] file endpoint; out: [1] failures, [2] first failure, [3] rows that
