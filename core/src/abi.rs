@@ -50,7 +50,7 @@
 /// `Channel::magic`: "GPIO" read as a little-endian `u32`.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -176,6 +176,11 @@ pub struct Channel {
     pub direct: DirectRing,
     pub forward: ForwardQueue,
     pub mailbox: Mailbox,
+    /// Device address of `Queue[queue_count]`: the host queues' rings (see [`Queue`]).
+    /// A host-queue endpoint names its entry by `Endpoint::queue`.
+    pub queues: u64,
+    pub queue_count: u32,
+    pub _pad1: u32,
     /// Counters the device keeps: all four on the direct transport; on forward and
     /// mailbox only `timed_out` (the host counts their requests itself). On its own
     /// cache line.
@@ -386,7 +391,112 @@ pub struct Endpoint {
     pub kind: u32,
     /// [`access`] bits.
     pub access: u32,
-    pub _reserved: [u32; 2],
+    /// For a host queue: its index in `Channel::queues`. Zero otherwise.
+    pub queue: u32,
+    /// Reserved, zero.
+    pub _reserved: u32,
+}
+
+/// [`Queue::direction`] values.
+pub mod queue_direction {
+    /// The device sends, the host program receives (`gpuio_send` → `Receiver`).
+    pub const TO_HOST: u32 = 1;
+    /// The host program sends, the device receives (`Sender` → `gpuio_recv`).
+    pub const TO_DEVICE: u32 = 2;
+}
+
+/// One host queue: framed messages between the kernel and the host program, with no
+/// syscall and no request round trip. A queue has `rings` rings of `cells` cells of
+/// `cell_size` bytes each; a message takes one cell: a [`CellHeader`], then the
+/// message's bytes (at most `max_message`).
+///
+/// Positions count cells forever (`u64`); cell `p % cells` of a ring holds position
+/// `p`. A cell's header says which position it holds, so a stale cell from an earlier
+/// lap is never mistaken for a new one.
+///
+/// **To the host** (`gpuio_send`): a thread sends on ring `warp % rings`, so one
+/// thread's messages stay in order. The lanes of a warp that send together are one
+/// *group*: the first lane reserves `k` consecutive positions by compare-and-swap on
+/// the ring's device-local `tail`, only while `tail + k <= head + cells` (the host's
+/// `head` is cached on the device and re-read across PCIe only when the ring looks
+/// full), so a reservation is never left unpublished. Each lane writes its cell
+/// (header `ready = pos + 1`, `len`, `count`; then the bytes); after the warp syncs,
+/// the first lane stores the group's first header's `ready` with a system-scope
+/// release, and that one store publishes the whole group. The host reads groups in
+/// order: at its `head`, a first header whose `ready == head + 1` (acquire) makes
+/// `count` cells readable; it checks every header (each `ready == pos + 1`,
+/// `len <= max_message`, `count` within the ring), copies the bytes out and then
+/// releases `head += count` to [`QueueControl::head`]. A first header holding
+/// anything other than `head + 1`, `head + 1 - cells` (the previous lap) or 0 (never
+/// written) was scribbled: the host reports a protocol violation and stops reading
+/// that ring.
+///
+/// **To the device** (`gpuio_recv`): one ring. Cell `p % cells` is free for position
+/// `p` when its `ready == p` and holds the message for `p` when `ready == p + 1`
+/// (release by the host, which writes the bytes first). A device reader claims
+/// position `h` by compare-and-swap on the ring's device-local `tail` (`h → h + 1`)
+/// only after it saw `ready == h + 1`, copies the message out and frees the cell
+/// with `ready = h + cells` (release). The host initialises `ready = p` for lap 0 and
+/// publishes `QueueControl::closed` when its `Sender` closes; a reader that finds
+/// `closed` set (acquire) and then no message reports end of stream.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Queue {
+    /// A [`queue_direction`] value.
+    pub direction: u32,
+    pub rings: u32,
+    /// Cells per ring (a power of two).
+    pub cells: u32,
+    /// Bytes per cell: a 16-byte [`CellHeader`] and `max_message` bytes, rounded up
+    /// to 16.
+    pub cell_size: u32,
+    pub max_message: u32,
+    /// Reserved, zero.
+    pub _reserved: u32,
+    /// Device address of ring 0's cells (shared); ring `r` starts `r · cells ·
+    /// cell_size` bytes further on.
+    pub cells_addr: u64,
+    /// Device address of `QueueControl[rings]` (shared; written by the host).
+    pub control: u64,
+    /// Device address of `QueueRing[rings]` (device-local).
+    pub ring_state: u64,
+    pub _pad: [u64; 2],
+}
+
+/// What the host publishes for one ring (shared, one cache line).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueControl {
+    /// To the host: positions the host has consumed (release by the host).
+    pub head: u64,
+    /// To the device: 1 once the host's `Sender` closed (release by the host).
+    pub closed: u32,
+    pub _pad: [u32; 13],
+}
+
+/// One ring's device-local state.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueRing {
+    /// To the host: positions reserved by senders. To the device: positions claimed
+    /// by readers.
+    pub tail: u64,
+    /// To the host: the last `QueueControl::head` a sender read.
+    pub cached_head: u64,
+    pub _pad: [u64; 6],
+}
+
+/// The first 16 bytes of every cell.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CellHeader {
+    /// To the host: `pos + 1` once the cell holds position `pos`'s message (release
+    /// on a group's first cell). To the device: `pos` free, `pos + 1` full.
+    pub ready: u64,
+    /// The message's length in bytes.
+    pub len: u32,
+    /// To the host, on a group's first cell: how many cells the group holds.
+    pub count: u32,
 }
 
 /// Counters a device-driven transport keeps in shared memory.
@@ -415,6 +525,10 @@ const _: () = {
     assert!(size_of::<DirectState>() == 64);
     assert!(size_of::<DirectRing>() == 112);
     assert!(size_of::<Stats>() == 64);
+    assert!(size_of::<Queue>() == 64);
+    assert!(size_of::<QueueControl>() == 64);
+    assert!(size_of::<QueueRing>() == 64);
+    assert!(size_of::<CellHeader>() == 16);
     assert!(align_of::<Channel>() == 64);
     assert!(size_of::<Channel>() == 384);
 };
@@ -448,6 +562,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_channel.direct" => offset_of!(Channel, direct),
         "gpuio_channel.forward" => offset_of!(Channel, forward),
         "gpuio_channel.mailbox" => offset_of!(Channel, mailbox),
+        "gpuio_channel.queues" => offset_of!(Channel, queues),
+        "gpuio_channel.queue_count" => offset_of!(Channel, queue_count),
         "gpuio_channel.stats" => offset_of!(Channel, stats),
         "sizeof(gpuio_direct_ring)" => size_of::<DirectRing>(),
         "gpuio_direct_ring.sq_head" => offset_of!(DirectRing, sq_head),
@@ -513,6 +629,26 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "sizeof(gpuio_endpoint)" => size_of::<Endpoint>(),
         "gpuio_endpoint.kind" => offset_of!(Endpoint, kind),
         "gpuio_endpoint.access" => offset_of!(Endpoint, access),
+        "gpuio_endpoint.queue" => offset_of!(Endpoint, queue),
+        "sizeof(gpuio_queue)" => size_of::<Queue>(),
+        "gpuio_queue.direction" => offset_of!(Queue, direction),
+        "gpuio_queue.rings" => offset_of!(Queue, rings),
+        "gpuio_queue.cells" => offset_of!(Queue, cells),
+        "gpuio_queue.cell_size" => offset_of!(Queue, cell_size),
+        "gpuio_queue.max_message" => offset_of!(Queue, max_message),
+        "gpuio_queue.cells_addr" => offset_of!(Queue, cells_addr),
+        "gpuio_queue.control" => offset_of!(Queue, control),
+        "gpuio_queue.ring_state" => offset_of!(Queue, ring_state),
+        "sizeof(gpuio_queue_control)" => size_of::<QueueControl>(),
+        "gpuio_queue_control.head" => offset_of!(QueueControl, head),
+        "gpuio_queue_control.closed" => offset_of!(QueueControl, closed),
+        "sizeof(gpuio_queue_ring)" => size_of::<QueueRing>(),
+        "gpuio_queue_ring.tail" => offset_of!(QueueRing, tail),
+        "gpuio_queue_ring.cached_head" => offset_of!(QueueRing, cached_head),
+        "sizeof(gpuio_cell_header)" => size_of::<CellHeader>(),
+        "gpuio_cell_header.ready" => offset_of!(CellHeader, ready),
+        "gpuio_cell_header.len" => offset_of!(CellHeader, len),
+        "gpuio_cell_header.count" => offset_of!(CellHeader, count),
         "sizeof(gpuio_stats)" => size_of::<Stats>(),
         "gpuio_stats.submitted" => offset_of!(Stats, submitted),
         "gpuio_stats.completed" => offset_of!(Stats, completed),
@@ -532,6 +668,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_EP_SOCKET" => endpoint_kind::SOCKET as usize,
         "GPUIO_EP_PIPE" => endpoint_kind::PIPE as usize,
         "GPUIO_EP_HOST_QUEUE" => endpoint_kind::HOST_QUEUE as usize,
+        "GPUIO_QUEUE_TO_HOST" => queue_direction::TO_HOST as usize,
+        "GPUIO_QUEUE_TO_DEVICE" => queue_direction::TO_DEVICE as usize,
         "GPUIO_ACCESS_READ" => access::READ as usize,
         "GPUIO_ACCESS_WRITE" => access::WRITE as usize,
         "GPUIO_SLOT_FREE" => slot_state::FREE as usize,

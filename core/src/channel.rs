@@ -14,6 +14,7 @@ use crate::endpoint::Endpoint;
 use crate::memory::{
     pod_bytes, ChannelMemory, KeepAlive, MemoryProvider, SharedMemory, SharedRegion,
 };
+use crate::queue::{Direction, QueueError, QueueReport, QueueShared, Receiver, Sender};
 use crate::transport::{Counters, OpenContext, Transport, TransportBuilder, TransportError};
 
 /// Offset of the endpoint table in the descriptor's allocation.
@@ -88,6 +89,8 @@ pub struct CloseReport {
     pub timed_out: u64,
     /// What could not be finished, in words; empty on a clean close.
     pub problems: Vec<String>,
+    /// Each host queue's counts: `sent = received + in flight`.
+    pub queues: Vec<QueueReport>,
     pub elapsed: Duration,
 }
 
@@ -115,6 +118,9 @@ impl std::fmt::Display for CloseReport {
             self.timed_out,
             self.elapsed
         )?;
+        for q in &self.queues {
+            write!(f, "; {q}")?;
+        }
         for p in &self.problems {
             write!(f, "; {p}")?;
         }
@@ -131,6 +137,8 @@ pub struct Channel {
     local: Arc<dyn crate::memory::LocalMemory>,
     staging: Arc<dyn SharedMemory>,
     endpoints: Vec<Arc<Endpoint>>,
+    /// The host queue behind each endpoint index, if it is one.
+    queues: Vec<Option<Arc<QueueShared>>>,
     transport: Option<Box<dyn Transport>>,
     kind: TransportKind,
     provider: &'static str,
@@ -179,11 +187,36 @@ impl Channel {
         let memory = Arc::new(ChannelMemory::default());
         let endpoints: Vec<Arc<Endpoint>> = config.endpoints.into_iter().map(Arc::new).collect();
         let table_len = endpoints.len() * std::mem::size_of::<abi::Endpoint>();
+        // The host queues' table follows the endpoint table, on its own cache line.
+        let queue_count = endpoints
+            .iter()
+            .filter(|e| e.queue_config().is_some())
+            .count();
+        let queues_off = table_len.next_multiple_of(64);
+        let tables_len = queues_off + queue_count * std::mem::size_of::<abi::Queue>();
         let descriptor: Arc<dyn SharedMemory> = Arc::from(
             provider
-                .alloc_shared(ENDPOINTS_OFFSET + table_len)
+                .alloc_shared(ENDPOINTS_OFFSET + tables_len)
                 .map_err(|e| fail(e.into()))?,
         );
+        let mut queues = Vec::with_capacity(endpoints.len());
+        let mut queue_table = Vec::with_capacity(queue_count);
+        let mut abi_endpoints = Vec::with_capacity(endpoints.len());
+        for ep in &endpoints {
+            let mut entry = ep.to_abi();
+            match ep.queue_config() {
+                Some((direction, qc)) => {
+                    let (q, desc) =
+                        QueueShared::create(&provider, descriptor.clone(), &ep.name, direction, qc)
+                            .map_err(fail)?;
+                    entry.queue = queue_table.len() as u32;
+                    queue_table.push(desc);
+                    queues.push(Some(q));
+                }
+                None => queues.push(None),
+            }
+            abi_endpoints.push(entry);
+        }
         let slot_bytes = u64::from(slots) * u64::from(slot_size);
         let staging_len = slot_bytes + config.user_staging as u64;
         let staging: Arc<dyn SharedMemory> = Arc::from(
@@ -191,11 +224,19 @@ impl Channel {
                 .alloc_shared(staging_len as usize)
                 .map_err(|e| fail(e.into()))?,
         );
-        for (i, ep) in endpoints.iter().enumerate() {
-            descriptor
-                .write_bytes(ENDPOINTS_OFFSET + i * 16, pod_bytes(&ep.to_abi()))
-                .map_err(|e| fail(e.into()))?;
+        // The endpoint table, then the queue table: the same bytes in the shared
+        // descriptor and in the kernel's device-local copy.
+        let mut tables = vec![0u8; tables_len];
+        for (i, ep) in abi_endpoints.iter().enumerate() {
+            tables[i * 16..(i + 1) * 16].copy_from_slice(pod_bytes(ep));
         }
+        for (i, q) in queue_table.iter().enumerate() {
+            let at = queues_off + i * 64;
+            tables[at..at + 64].copy_from_slice(pod_bytes(q));
+        }
+        descriptor
+            .write_bytes(ENDPOINTS_OFFSET, &tables)
+            .map_err(|e| fail(e.into()))?;
         let d = descriptor.region();
         let s = staging.region();
         let mut desc = abi::Channel {
@@ -220,6 +261,13 @@ impl Channel {
             direct: Default::default(),
             forward: Default::default(),
             mailbox: Default::default(),
+            queues: if queue_count > 0 {
+                d.device_addr + (ENDPOINTS_OFFSET + queues_off) as u64
+            } else {
+                0
+            },
+            queue_count: queue_count as u32,
+            _pad1: 0,
             stats: Default::default(),
         };
         let mut ctx = OpenContext {
@@ -241,21 +289,22 @@ impl Channel {
         let desc_len = std::mem::size_of::<abi::Channel>();
         let local: Arc<dyn crate::memory::LocalMemory> = Arc::from(
             provider
-                .alloc_local(desc_len + table_len)
+                .alloc_local(desc_len + tables_len)
                 .map_err(|e| fail(e.into()))?,
         );
         let local_desc = abi::Channel {
             endpoints: local.device_addr() + desc_len as u64,
+            queues: if queue_count > 0 {
+                local.device_addr() + (desc_len + queues_off) as u64
+            } else {
+                0
+            },
             ..desc
         };
         local
             .write(0, pod_bytes(&local_desc))
             .map_err(|e| fail(e.into()))?;
-        for (i, ep) in endpoints.iter().enumerate() {
-            local
-                .write(desc_len + i * 16, pod_bytes(&ep.to_abi()))
-                .map_err(|e| fail(e.into()))?;
-        }
+        local.write(desc_len, &tables).map_err(|e| fail(e.into()))?;
         std::sync::atomic::fence(Ordering::SeqCst);
         memory.keep_local(local.clone());
         memory.keep_shared(descriptor.clone());
@@ -273,6 +322,7 @@ impl Channel {
             local,
             staging,
             endpoints,
+            queues,
             transport: Some(transport),
             kind,
             provider: provider.name(),
@@ -310,6 +360,52 @@ impl Channel {
         &self.endpoints
     }
 
+    /// The [`Receiver`] of the host queue registered at endpoint `ep` (made with
+    /// [`Endpoint::queue_to_host`]); a queue has one.
+    pub fn receiver(&self, ep: u32) -> Result<Receiver, QueueError> {
+        self.queue(ep, Direction::ToHost, "Receiver")
+            .map(Receiver::new)
+    }
+
+    /// The [`Sender`] of the host queue registered at endpoint `ep` (made with
+    /// [`Endpoint::queue_to_device`]); a queue has one.
+    pub fn sender(&self, ep: u32) -> Result<Sender, QueueError> {
+        self.queue(ep, Direction::ToDevice, "Sender")
+            .map(Sender::new)
+    }
+
+    fn queue(
+        &self,
+        ep: u32,
+        want: Direction,
+        what: &'static str,
+    ) -> Result<Arc<QueueShared>, QueueError> {
+        let endpoint = self
+            .endpoints
+            .get(ep as usize)
+            .ok_or(QueueError::NoSuchEndpoint(ep))?;
+        let q = self.queues[ep as usize]
+            .as_ref()
+            .ok_or_else(|| QueueError::NotAQueue {
+                index: ep,
+                name: endpoint.name.clone(),
+            })?;
+        if q.direction != want {
+            return Err(QueueError::WrongDirection {
+                index: ep,
+                name: endpoint.name.clone(),
+                direction: q.direction,
+            });
+        }
+        if !q.take() {
+            return Err(QueueError::AlreadyTaken {
+                name: endpoint.name.clone(),
+                what,
+            });
+        }
+        Ok(q.clone())
+    }
+
     /// A handle that keeps every allocation of this channel alive: launches hold
     /// one so a kernel outliving `close()` never touches freed memory.
     pub fn keepalive(&self) -> KeepAlive {
@@ -340,6 +436,7 @@ impl Channel {
                 counters: Counters::default(),
                 timed_out: 0,
                 problems: vec!["already closed".into()],
+                queues: Vec::new(),
                 elapsed: Duration::ZERO,
             };
         };
@@ -364,11 +461,18 @@ impl Channel {
                 c.completed, c.failed, c.submitted
             ));
         }
+        let queues: Vec<QueueReport> = self.queues.iter().flatten().map(|q| q.report()).collect();
+        for q in &queues {
+            if let Some(v) = &q.violation {
+                problems.push(format!("queue {:?}: {v}", q.name));
+            }
+        }
         let out = CloseReport {
             transport: self.kind,
             counters: c,
             timed_out: report.timed_out,
             problems,
+            queues,
             elapsed: start.elapsed(),
         };
         if out.is_clean() {

@@ -4,6 +4,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use crate::abi;
+use crate::queue::{Direction, QueueConfig};
 
 /// Where the process's descriptors can be reopened by number.
 const PROC_SELF_FD: &str = "/proc/self/fd";
@@ -17,6 +18,9 @@ pub enum EndpointKind {
     Socket,
     /// A pipe, tty or other stream (stdout).
     Pipe,
+    /// A host queue: framed messages to or from the host program itself
+    /// ([`Endpoint::queue_to_host`], [`Endpoint::queue_to_device`]).
+    HostQueue,
 }
 
 impl EndpointKind {
@@ -25,11 +29,16 @@ impl EndpointKind {
             Self::File => abi::endpoint_kind::FILE,
             Self::Socket => abi::endpoint_kind::SOCKET,
             Self::Pipe => abi::endpoint_kind::PIPE,
+            Self::HostQueue => abi::endpoint_kind::HOST_QUEUE,
         }
     }
 
-    /// Whether `op` makes sense on this kind (positioned ops need a file).
+    /// Whether `op` makes sense on this kind (positioned ops need a file; a host
+    /// queue takes messages, not requests).
     pub fn allows_op(self, op: u32) -> bool {
+        if self == Self::HostQueue {
+            return false;
+        }
         match op {
             abi::op::PWRITE | abi::op::PREAD => self == Self::File,
             abi::op::WRITE | abi::op::READ => true,
@@ -75,13 +84,14 @@ impl Access {
 }
 
 /// One registered endpoint: the host's fd (the channel's own duplicate) and what a
-/// kernel may do with it.
+/// kernel may do with it; or a host queue, which has no fd.
 #[derive(Debug)]
 pub struct Endpoint {
     pub name: String,
     pub kind: EndpointKind,
     pub access: Access,
-    fd: OwnedFd,
+    fd: Option<OwnedFd>,
+    queue: Option<(Direction, QueueConfig)>,
 }
 
 impl Endpoint {
@@ -97,13 +107,51 @@ impl Endpoint {
         fd: BorrowedFd<'_>,
     ) -> std::io::Result<Self> {
         let name = name.into();
+        if kind == EndpointKind::HostQueue {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "endpoint {name:?}: a host queue has no descriptor; make it with \
+                     Endpoint::queue_to_host or Endpoint::queue_to_device"
+                ),
+            ));
+        }
         check_open_mode(&name, access, fd)?;
         Ok(Self {
             name,
             kind,
             access,
-            fd: fd.try_clone_to_owned()?,
+            fd: Some(fd.try_clone_to_owned()?),
+            queue: None,
         })
+    }
+
+    /// A host queue the kernel sends on (`gpuio_send`) and the host program
+    /// receives from ([`Channel::receiver`](crate::Channel::receiver)).
+    pub fn queue_to_host(name: impl Into<String>, config: QueueConfig) -> Self {
+        Self::queue(name.into(), Direction::ToHost, Access::WRITE, config)
+    }
+
+    /// A host queue the host program sends on
+    /// ([`Channel::sender`](crate::Channel::sender)) and the kernel receives from
+    /// (`gpuio_recv`).
+    pub fn queue_to_device(name: impl Into<String>, config: QueueConfig) -> Self {
+        Self::queue(name.into(), Direction::ToDevice, Access::READ, config)
+    }
+
+    fn queue(name: String, direction: Direction, access: Access, config: QueueConfig) -> Self {
+        Self {
+            name,
+            kind: EndpointKind::HostQueue,
+            access,
+            fd: None,
+            queue: Some((direction, config)),
+        }
+    }
+
+    /// For a host queue: which way it carries messages and how it is sized.
+    pub fn queue_config(&self) -> Option<(Direction, &QueueConfig)> {
+        self.queue.as_ref().map(|(d, c)| (*d, c))
     }
 
     /// A regular file.
@@ -129,8 +177,9 @@ impl Endpoint {
     /// `access` (a file opened read-write and declared read-only). Transports that
     /// check every request on the host use it; one that lets a kernel name it
     /// directly uses [`Endpoint::fd_with_declared_access`].
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+    /// `None` for a host queue.
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.fd.as_ref().map(|fd| fd.as_fd())
     }
 
     /// A descriptor for the same file that can do exactly what `access` declares,
@@ -156,6 +205,9 @@ impl Endpoint {
     fn fd_with_declared_access_via(&self, proc_fd: &Path) -> Result<Option<OwnedFd>, ConfineError> {
         use rustix::fs::{FileType, OFlags};
         let (read, write) = (self.access.read, self.access.write);
+        let Some(fd) = self.fd.as_ref() else {
+            return Ok(None);
+        };
         if !read && !write {
             return Ok(None);
         }
@@ -167,10 +219,10 @@ impl Endpoint {
                 source: e.into(),
             }
         };
-        let flags = rustix::fs::fcntl_getfl(&self.fd).map_err(os("fcntl(F_GETFL)"))?;
+        let flags = rustix::fs::fcntl_getfl(fd).map_err(os("fcntl(F_GETFL)"))?;
         let mode = OpenMode::of(flags);
         if (mode.read, mode.write) == (read, write) {
-            let dup = self.fd.try_clone().map_err(|source| ConfineError::Os {
+            let dup = fd.try_clone().map_err(|source| ConfineError::Os {
                 name: self.name.clone(),
                 call: "fcntl(F_DUPFD_CLOEXEC)",
                 source,
@@ -178,7 +230,7 @@ impl Endpoint {
             return Ok(Some(dup));
         }
         let declared = OpenMode::describe(read, write);
-        let st = rustix::fs::fstat(&self.fd).map_err(os("fstat"))?;
+        let st = rustix::fs::fstat(fd).map_err(os("fstat"))?;
         let file_type = FileType::from_raw_mode(st.st_mode);
         let cannot = |what: &'static str| ConfineError::CannotNarrow {
             name: self.name.clone(),
@@ -212,7 +264,7 @@ impl Endpoint {
         // original has it right after.
         let open_flags =
             access | (flags & keep) | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let path = proc_fd.join(self.fd.as_raw_fd().to_string());
+        let path = proc_fd.join(fd.as_raw_fd().to_string());
         let reopened =
             rustix::fs::open(&path, open_flags, rustix::fs::Mode::empty()).map_err(|e| {
                 ConfineError::Reopen {
@@ -235,8 +287,7 @@ impl Endpoint {
         rustix::fs::fcntl_setfl(&reopened, status).map_err(os("fcntl(F_SETFL)"))?;
         if matches!(file_type, FileType::RegularFile | FileType::BlockDevice) {
             use rustix::fs::SeekFrom;
-            let pos =
-                rustix::fs::seek(&self.fd, SeekFrom::Current(0)).map_err(os("lseek(SEEK_CUR)"))?;
+            let pos = rustix::fs::seek(fd, SeekFrom::Current(0)).map_err(os("lseek(SEEK_CUR)"))?;
             rustix::fs::seek(&reopened, SeekFrom::Start(pos)).map_err(os("lseek(SEEK_SET)"))?;
         }
         let got = OpenMode::of(rustix::fs::fcntl_getfl(&reopened).map_err(os("fcntl(F_GETFL)"))?);
@@ -259,7 +310,8 @@ impl Endpoint {
         abi::Endpoint {
             kind: self.kind.abi(),
             access: self.access.bits(),
-            _reserved: [0; 2],
+            queue: 0,
+            _reserved: 0,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! * [`request`] — host-side validation of a request;
 //! * [`transport`] — the transport role and what it is built from;
 //! * [`channel`] — a descriptor, its staging area and one transport;
+//! * [`queue`] — host queues: messages between a kernel and the host program;
 //! * [`device`] — the device role: load kernel sources, launch, join;
 //! * [`uring`] — io_uring set-up, including the direct (device-driven) ring;
 //! * [`direct`], [`forward`] — the io_uring transports' host halves (their device
@@ -21,6 +22,7 @@ pub mod endpoint;
 pub mod forward;
 pub mod memory;
 pub mod probe;
+pub mod queue;
 pub mod request;
 pub mod transport;
 pub mod uring;
@@ -30,5 +32,8 @@ pub use channel::{Channel, ChannelConfig, ChannelError, CloseReport};
 pub use endpoint::{Access, Endpoint, EndpointKind};
 pub use memory::{
     HostMemory, KeepAlive, LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion,
+};
+pub use queue::{
+    Direction, QueueConfig, QueueError, QueueReport, Receiver, RecvError, SendError, Sender,
 };
 pub use transport::{Counters, Transport, TransportBuilder, TransportError, TransportReport};

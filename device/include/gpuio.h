@@ -10,6 +10,7 @@
  *     gpuio/direct.h   the device writes io_uring SQEs itself
  *     gpuio/forward.h  the device queues requests for a host forwarder
  *     gpuio/mailbox.h  one mailbox port per warp, served by a host thread
+ *   gpuio/queue.h    host queues (gpuio_send / gpuio_recv), beside any transport
  *
  * A kernel:
  *   #include "gpuio.h"
@@ -61,6 +62,21 @@
  *       slot. Every started ticket must be waited for; each holds one of the
  *       channel's slots until then, so keep fewer in flight (all threads together)
  *       than the channel has slots (256 by default)
+ * Messages (host queues: framed messages to and from the host program itself, no
+ * syscall and no round trip per message; on a pipe or socket endpoint these are
+ * gpuio_write / gpuio_read):
+ *   gpuio_i64 gpuio_send(ch, ep, msg, len)      one message of at most the queue's
+ *       maximum (-EMSGSIZE): len or -errno. The lanes of a warp that send together
+ *       make one reservation and one publish. A full queue is waited on until the
+ *       deadline (-ETIMEDOUT), never overwritten; one thread's messages arrive in
+ *       the order it sent them
+ *   gpuio_i64 gpuio_recv(ch, ep, buf, cap)      one message: its length; 0 once the
+ *       host closed its Sender and the queue is empty; -EMSGSIZE if it is longer
+ *       than cap (it stays queued); -ETIMEDOUT if none came before the deadline
+ *   gpuio_try_send / gpuio_try_recv             the same without waiting: -EAGAIN
+ *   gpuio_i64 gpuio_send_warp(ch, ep, msg, len) every active lane passes the same
+ *       message; the lanes copy it side by side and it is sent once
+ *   Sending on a queue to the device, or receiving on one to the host, is -EBADF.
  * Helpers:
  *   int gpuio_snprintf(buf, cap, fmt, ...)   C99 snprintf (%d %u %x %s %c %p %f %e %g,
  *       flags, width, precision, hh/h/l/ll/z); returns the length it would have written
@@ -80,5 +96,6 @@
 #include "gpuio/arch.h"
 #include "gpuio/printf.h"
 #include "gpuio/api.h"
+#include "gpuio/queue.h"
 
 #endif /* GPUIO_H */

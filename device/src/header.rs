@@ -22,6 +22,7 @@ pub const HEADERS: &[(&str, &str)] = &[
         "gpuio/mailbox.h",
         include_str!("../include/gpuio/mailbox.h"),
     ),
+    ("gpuio/queue.h", include_str!("../include/gpuio/queue.h")),
 ];
 
 /// `device/include` in this crate's source tree, where `gpuio.h` lies: for build

@@ -249,10 +249,13 @@ fn ready(shared: &Shared, req: &abi::Request) -> bool {
         abi::op::WRITE => PollFlags::OUT,
         _ => return true,
     };
-    let Some(ep) = shared.endpoints.get(req.endpoint as usize) else {
+    let Some(fd) = shared
+        .endpoints
+        .get(req.endpoint as usize)
+        .and_then(|ep| ep.fd())
+    else {
         return true;
     };
-    let fd = ep.fd();
     let mut fds = [PollFd::new(&fd, events)];
     match poll(
         &mut fds,
@@ -293,10 +296,13 @@ pub(crate) fn execute(shared: &Shared, req: &abi::Request) -> i64 {
     if op == abi::op::NOP {
         return 0;
     }
-    let Some(ep) = shared.endpoints.get(endpoint as usize) else {
+    let Some(fd) = shared
+        .endpoints
+        .get(endpoint as usize)
+        .and_then(|ep| ep.fd())
+    else {
         return -i64::from(libc::EBADF);
     };
-    let fd = ep.fd();
     // SAFETY: `validate` checked staging_off + len <= staging.len, and the staging
     // area (kept alive by `Shared::_keep`) is at least that long.
     let buf = unsafe { shared.staging.host.as_ptr().add(staging_off) };

@@ -164,7 +164,12 @@ impl Forwarder {
         let ring = IoUring::new(config.ring_entries)
             .map_err(|e| TransportError::os("io_uring_setup", e))?;
         let capacity = ring.params().sq_entries();
-        let fds: Vec<i32> = endpoints.iter().map(|e| e.fd().as_raw_fd()).collect();
+        // A host queue has no fd: its slot stays empty (-1), and requests never name it
+        // (validation refuses them).
+        let fds: Vec<i32> = endpoints
+            .iter()
+            .map(|e| e.fd().map_or(-1, |fd| fd.as_raw_fd()))
+            .collect();
         let slots = queue.entries().len();
         let files = if config.fixed_files && !fds.is_empty() {
             match ring.submitter().register_files(&fds) {

@@ -14,7 +14,13 @@
  *  - forward: a request holds slot pos%slots (turns in device-local
  *    gpuio_forward_slot), hands its entry to the host with pos<<2|READY, the host
  *    answers with pos<<2|DONE (in any order), the device frees the slot;
- *  - mailbox: the device owns a port when device_out == host_out.
+ *  - mailbox: the device owns a port when device_out == host_out;
+ *  - host queues: a sending warp reserves consecutive cells of its ring only while
+ *    the (cached) host head leaves room, fills them and publishes the group with one
+ *    release of its first cell's `ready`; the host consumes groups in order and
+ *    releases `head`. To the device: the host fills cell p%cells when ready == p and
+ *    releases ready = p+1; a reader claims p (CAS on the device-local tail), copies
+ *    it out and frees it with ready = p + cells.
  */
 #ifndef GPUIO_ABI_H
 #define GPUIO_ABI_H
@@ -33,7 +39,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 3u
+#define GPUIO_ABI_VERSION 4u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -154,8 +160,37 @@ typedef struct alignas(64) gpuio_mailbox_port {
 typedef struct gpuio_endpoint {
   gpuio_u32 kind;   /* GPUIO_EP_* */
   gpuio_u32 access; /* GPUIO_ACCESS_* bits */
-  gpuio_u32 _reserved[2];
+  gpuio_u32 queue;  /* GPUIO_EP_HOST_QUEUE: index in gpuio_channel.queues */
+  gpuio_u32 _reserved;
 } gpuio_endpoint;
+
+/* Host queues: framed messages between the kernel and the host program (the
+ * protocol, who writes what and when: abi.rs, `Queue`; the calls: gpuio/queue.h). */
+#define GPUIO_QUEUE_TO_HOST 1
+#define GPUIO_QUEUE_TO_DEVICE 2
+typedef struct alignas(64) gpuio_queue {
+  gpuio_u32 direction; /* GPUIO_QUEUE_* */
+  gpuio_u32 rings, cells, cell_size, max_message, _reserved;
+  gpuio_u64 cells_addr; /* ring r's cells start at cells_addr + r * cells * cell_size (shared) */
+  gpuio_u64 control;    /* gpuio_queue_control[rings] (shared, written by the host) */
+  gpuio_u64 ring_state; /* gpuio_queue_ring[rings] (device-local) */
+  gpuio_u64 _pad[2];
+} gpuio_queue;
+typedef struct alignas(64) gpuio_queue_control {
+  gpuio_u64 head;   /* to the host: positions the host consumed */
+  gpuio_u32 closed; /* to the device: the host's Sender closed */
+  gpuio_u32 _pad[13];
+} gpuio_queue_control;
+typedef struct alignas(64) gpuio_queue_ring {
+  gpuio_u64 tail;        /* reserved (to the host) / claimed (to the device) positions */
+  gpuio_u64 cached_head; /* to the host: the last head a sender read */
+  gpuio_u64 _pad[6];
+} gpuio_queue_ring;
+typedef struct gpuio_cell_header {
+  gpuio_u64 ready; /* to the host: pos + 1 when full; to the device: pos free, pos + 1 full */
+  gpuio_u32 len;   /* message bytes */
+  gpuio_u32 count; /* to the host, first cell of a group: cells in the group */
+} gpuio_cell_header;
 
 typedef struct alignas(64) gpuio_stats {
   gpuio_u64 submitted, completed, failed, timed_out;
@@ -178,6 +213,8 @@ typedef struct alignas(64) gpuio_channel {
   gpuio_direct_ring direct;
   gpuio_forward_queue forward;
   gpuio_mailbox mailbox;
+  gpuio_u64 queues; /* device address of gpuio_queue[queue_count] */
+  gpuio_u32 queue_count, _pad1;
   gpuio_stats stats;
 } gpuio_channel;
 
@@ -190,6 +227,10 @@ static_assert(sizeof(gpuio_turn) == 32, "gpuio_turn");
 static_assert(sizeof(gpuio_direct_state) == 64, "gpuio_direct_state");
 static_assert(sizeof(gpuio_direct_ring) == 112, "gpuio_direct_ring");
 static_assert(sizeof(gpuio_channel) == 384, "gpuio_channel");
+static_assert(sizeof(gpuio_queue) == 64, "gpuio_queue");
+static_assert(sizeof(gpuio_queue_control) == 64, "gpuio_queue_control");
+static_assert(sizeof(gpuio_queue_ring) == 64, "gpuio_queue_ring");
+static_assert(sizeof(gpuio_cell_header) == 16, "gpuio_cell_header");
 
 /* io_uring's own structs, as the kernel defines them (include/uapi/linux/io_uring.h). */
 typedef struct gpuio_sqe {

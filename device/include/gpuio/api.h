@@ -392,6 +392,7 @@ GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_reque
   const gpuio_endpoint *ep = gpuio_ptr<const gpuio_endpoint>(ch->endpoints) + r->endpoint;
   if (!(ep->access & (writes ? GPUIO_ACCESS_WRITE : GPUIO_ACCESS_READ))) return -GPUIO_EBADF;
   if (positioned && ep->kind != GPUIO_EP_FILE) return -GPUIO_ESPIPE;
+  if (ep->kind == GPUIO_EP_HOST_QUEUE) return -GPUIO_ESPIPE; /* gpuio_send / gpuio_recv */
   if (r->len == 0 || r->len > ch->staging_len) return -GPUIO_EINVAL;
   if (r->staging_off > ch->staging_len || ch->staging_len - r->staging_off < r->len) return -GPUIO_EFAULT;
   if (positioned && r->offset < 0) return -GPUIO_EINVAL;

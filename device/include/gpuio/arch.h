@@ -118,6 +118,7 @@ GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 l
   return __shfl_sync((unsigned)m, (unsigned long long)v, (int)lane);
 }
 GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) { __syncwarp((unsigned)m); }
+GPUIO_FN gpuio_u64 gpuio_warp_ballot(gpuio_u64 m, bool pred) { return __ballot_sync((unsigned)m, pred); }
 GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   return __reduce_min_sync((unsigned)m, v);
@@ -244,6 +245,16 @@ GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) {
   (void)m;
   __builtin_amdgcn_wave_barrier();
 }
+/* The lanes of `m` whose `pred` holds (read lane by lane: no builtin ballot is in
+ * every clang that targets these GPUs). */
+GPUIO_FN gpuio_u64 gpuio_warp_ballot(gpuio_u64 m, bool pred) {
+  gpuio_u64 out = 0;
+  for (gpuio_u64 rest = m; rest; rest &= rest - 1u) {
+    const int lane = (int)__builtin_ctzll(rest);
+    if (__builtin_amdgcn_readlane((int)pred, lane)) out |= 1ull << lane;
+  }
+  return out;
+}
 GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
   gpuio_u32 least = v;
   for (gpuio_u64 rest = m; rest; rest &= rest - 1u) {
@@ -327,6 +338,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m) { return (void)m, 1u; }
 GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane) { return (void)m, (void)lane, v; }
 GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) { return (void)m, v; }
 GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) { (void)m; }
+GPUIO_FN gpuio_u64 gpuio_warp_ballot(gpuio_u64 m, bool pred) { return pred ? m : 0u; }
 #endif
 
 /* Pointers in the descriptor are stored as integers (device addresses). */

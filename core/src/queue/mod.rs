@@ -1,0 +1,411 @@
+//! Host queues: framed messages between a kernel and the host program, beside any
+//! transport. The kernel sends with `gpuio_send` and the host program receives with
+//! a [`Receiver`]; the host program sends with a [`Sender`] and the kernel receives
+//! with `gpuio_recv`. No syscall and no request round trip per message.
+//!
+//! The layout and the protocol (who writes what, and when) are in
+//! [`abi::Queue`](crate::abi::Queue); the device half is `gpuio/queue.h`. This module
+//! lays a queue out when its channel opens ([`QueueShared::create`]) and reads the
+//! kernel's side of it as untrusted input: every header is checked, a message never
+//! reads past its cell, and a scribbled header is reported as a protocol violation
+//! instead of being taken as a message.
+//!
+//! ```
+//! use gpuio_core::{Endpoint, QueueConfig};
+//! let mut cfg = gpuio_core::ChannelConfig::default();
+//! let results = cfg.endpoint(Endpoint::queue_to_host("results", QueueConfig::default()));
+//! let work = cfg.endpoint(Endpoint::queue_to_device("work", QueueConfig::default()));
+//! // After Channel::open: channel.receiver(results)?, channel.sender(work)?; a kernel
+//! // calls gpuio_send(ch, results, ...) and gpuio_recv(ch, work, ...).
+//! # let _ = (results, work);
+//! ```
+
+mod poller;
+mod receiver;
+mod sender;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::abi;
+use crate::memory::{LocalMemory, MemoryError, MemoryProvider, SharedMemory};
+use crate::transport::TransportError;
+
+pub use receiver::{Receiver, RecvError};
+pub use sender::{SendError, Sender};
+
+/// Which way a host queue carries messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// The kernel sends (`gpuio_send`), the host program receives ([`Receiver`]).
+    ToHost,
+    /// The host program sends ([`Sender`]), the kernel receives (`gpuio_recv`).
+    ToDevice,
+}
+
+impl Direction {
+    fn abi(self) -> u32 {
+        match self {
+            Self::ToHost => abi::queue_direction::TO_HOST,
+            Self::ToDevice => abi::queue_direction::TO_DEVICE,
+        }
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::ToHost => "to the host",
+            Self::ToDevice => "to the device",
+        })
+    }
+}
+
+/// How a host queue is sized. `Default`: messages of up to 240 bytes, 1024 per
+/// ring, 4 rings to the host (1 to the device), host-side waits of 30 s.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueConfig {
+    /// Longest message, in bytes. Each message takes one cell of `16 +
+    /// max_message` bytes rounded up to 16.
+    pub max_message: u32,
+    /// Messages each ring holds (rounded up to a power of two).
+    pub capacity: u32,
+    /// Rings (to the host): a sending warp uses ring `warp % rings`, so warps on
+    /// different rings never contend. A queue to the device has one ring.
+    pub rings: u32,
+    /// Longest a blocking host-side call ([`Receiver::recv`], [`Sender::send`])
+    /// waits before it reports a timeout.
+    pub timeout: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            max_message: 240,
+            capacity: 1024,
+            rings: 4,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Largest `max_message` a queue accepts.
+pub const MAX_MESSAGE_LIMIT: u32 = 1 << 20;
+/// Most rings a queue may have.
+pub const MAX_RINGS: u32 = 256;
+
+/// What `close()` found on one host queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueReport {
+    pub name: String,
+    pub direction: Direction,
+    /// Messages published by the sending side: `received + in_flight`.
+    pub sent: u64,
+    /// Messages the receiving side took.
+    pub received: u64,
+    /// Messages published and not yet taken when the channel closed (a host
+    /// [`Receiver`] may still take them).
+    pub in_flight: u64,
+    /// A protocol violation seen on this queue, in words.
+    pub violation: Option<String>,
+}
+
+impl std::fmt::Display for QueueReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "queue {:?} ({}): sent {} = received {} + in flight {}",
+            self.name, self.direction, self.sent, self.received, self.in_flight
+        )?;
+        if let Some(v) = &self.violation {
+            write!(f, "; {v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One host queue's memory and host-side state, shared by the channel and the
+/// queue's [`Receiver`] or [`Sender`] (which may outlive the channel's `close`).
+pub(crate) struct QueueShared {
+    pub(crate) name: String,
+    pub(crate) direction: Direction,
+    pub(crate) rings: u32,
+    pub(crate) cells: u32,
+    pub(crate) cell_size: u32,
+    pub(crate) max_message: u32,
+    pub(crate) timeout: Duration,
+    /// The cells of every ring, then `QueueControl[rings]`.
+    mem: Arc<dyn SharedMemory>,
+    control_off: usize,
+    /// The ring's device-local state; kept alive with the queue.
+    _local: Arc<dyn LocalMemory>,
+    /// The channel's shared descriptor, for `closing`.
+    descriptor: Arc<dyn SharedMemory>,
+    /// To the host: messages taken by the Receiver. To the device: messages the
+    /// Sender published.
+    pub(crate) host_count: AtomicU64,
+    /// To the device: the Sender's next position.
+    pub(crate) tail: AtomicU64,
+    /// Whether the Receiver or Sender was handed out.
+    taken: AtomicBool,
+    /// The first protocol violation seen.
+    violation: Mutex<Option<String>>,
+    /// Bumped whenever the host side makes progress or ends (wakes async waiters).
+    pub(crate) epoch: AtomicU32,
+}
+
+impl std::fmt::Debug for QueueShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("name", &self.name)
+            .field("direction", &self.direction)
+            .field("rings", &self.rings)
+            .field("cells", &self.cells)
+            .field("max_message", &self.max_message)
+            .finish()
+    }
+}
+
+const HEADER: usize = std::mem::size_of::<abi::CellHeader>();
+
+impl QueueShared {
+    /// Lays out a queue in fresh memory from `provider` and returns it with the
+    /// descriptor entry the kernel reads.
+    pub(crate) fn create(
+        provider: &Arc<dyn MemoryProvider>,
+        descriptor: Arc<dyn SharedMemory>,
+        name: &str,
+        direction: Direction,
+        config: &QueueConfig,
+    ) -> Result<(Arc<QueueShared>, abi::Queue), TransportError> {
+        let bad = |what: String| TransportError::Config(format!("host queue {name:?}: {what}"));
+        if config.max_message == 0 || config.max_message > MAX_MESSAGE_LIMIT {
+            return Err(bad(format!(
+                "max_message {} is outside 1..={MAX_MESSAGE_LIMIT}",
+                config.max_message
+            )));
+        }
+        if config.capacity == 0 || config.capacity > 1 << 24 {
+            return Err(bad(format!(
+                "capacity {} is outside 1..=16777216 messages per ring",
+                config.capacity
+            )));
+        }
+        let rings = match direction {
+            Direction::ToHost => config.rings,
+            Direction::ToDevice => 1,
+        };
+        if rings == 0 || rings > MAX_RINGS {
+            return Err(bad(format!(
+                "{} rings is outside 1..={MAX_RINGS}",
+                config.rings
+            )));
+        }
+        let cells = config.capacity.next_power_of_two();
+        let cell_size = (HEADER as u32 + config.max_message).next_multiple_of(16);
+        let ring_bytes = cells as usize * cell_size as usize;
+        let cells_len = ring_bytes
+            .checked_mul(rings as usize)
+            .filter(|n| *n <= 1 << 34)
+            .ok_or_else(|| bad("rings x capacity x cell size is over 16 GiB".into()))?;
+        let control_off = cells_len.next_multiple_of(64);
+        let control_len = rings as usize * std::mem::size_of::<abi::QueueControl>();
+        let mem: Arc<dyn SharedMemory> =
+            Arc::from(provider.alloc_shared(control_off + control_len)?);
+        let local: Arc<dyn LocalMemory> = Arc::from(
+            provider.alloc_local(rings as usize * std::mem::size_of::<abi::QueueRing>())?,
+        );
+        local.write(0, &vec![0u8; local.len()])?;
+        let shared = QueueShared {
+            name: name.to_owned(),
+            direction,
+            rings,
+            cells,
+            cell_size,
+            max_message: config.max_message,
+            timeout: config.timeout,
+            mem,
+            control_off,
+            _local: local.clone(),
+            descriptor,
+            host_count: AtomicU64::new(0),
+            tail: AtomicU64::new(0),
+            taken: AtomicBool::new(false),
+            violation: Mutex::new(None),
+            epoch: AtomicU32::new(0),
+        };
+        if direction == Direction::ToDevice {
+            // Lap 0: cell p is free for position p.
+            for p in 0..u64::from(cells) {
+                shared.ready(0, p)?.store(p, Ordering::Relaxed);
+            }
+        }
+        let region = shared.mem.region();
+        let desc = abi::Queue {
+            direction: direction.abi(),
+            rings,
+            cells,
+            cell_size,
+            max_message: config.max_message,
+            _reserved: 0,
+            cells_addr: region.device_addr,
+            control: region.device_addr + control_off as u64,
+            ring_state: local.device_addr(),
+            _pad: [0; 2],
+        };
+        Ok((Arc::new(shared), desc))
+    }
+
+    pub(crate) fn take(&self) -> bool {
+        !self.taken.swap(true, Ordering::AcqRel)
+    }
+
+    /// Byte offset of position `pos`'s cell in ring `ring`.
+    fn cell_off(&self, ring: u32, pos: u64) -> usize {
+        let ring_bytes = self.cells as usize * self.cell_size as usize;
+        ring as usize * ring_bytes
+            + (pos % u64::from(self.cells)) as usize * self.cell_size as usize
+    }
+
+    fn ready(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        self.mem.atomic_u64(self.cell_off(ring, pos))
+    }
+
+    /// The header's `len` and `count` (read after its `ready` was acquired).
+    fn len_count(&self, ring: u32, pos: u64) -> Result<(u32, u32), MemoryError> {
+        let off = self.cell_off(ring, pos);
+        let len = self.mem.atomic_u32(off + 8)?.load(Ordering::Relaxed);
+        let count = self.mem.atomic_u32(off + 12)?.load(Ordering::Relaxed);
+        Ok((len, count))
+    }
+
+    fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
+        debug_assert!(out.len() <= self.max_message as usize);
+        self.mem.read_bytes(self.cell_off(ring, pos) + HEADER, out)
+    }
+
+    fn write_message(&self, ring: u32, pos: u64, msg: &[u8]) -> Result<(), MemoryError> {
+        let off = self.cell_off(ring, pos);
+        self.mem
+            .atomic_u32(off + 8)?
+            .store(msg.len() as u32, Ordering::Relaxed);
+        self.mem.atomic_u32(off + 12)?.store(1, Ordering::Relaxed);
+        self.mem.write_bytes(off + HEADER, msg)
+    }
+
+    fn control(&self, ring: u32) -> usize {
+        self.control_off + ring as usize * std::mem::size_of::<abi::QueueControl>()
+    }
+
+    fn head_word(&self, ring: u32) -> Result<&AtomicU64, MemoryError> {
+        self.mem
+            .atomic_u64(self.control(ring) + std::mem::offset_of!(abi::QueueControl, head))
+    }
+
+    fn closed_word(&self) -> Result<&AtomicU32, MemoryError> {
+        self.mem
+            .atomic_u32(self.control(0) + std::mem::offset_of!(abi::QueueControl, closed))
+    }
+
+    /// Whether the channel is closing (the host's `close()` began).
+    pub(crate) fn channel_closing(&self) -> bool {
+        self.descriptor
+            .atomic_u32(std::mem::offset_of!(abi::Channel, closing))
+            .map(|c| c.load(Ordering::Acquire) != 0)
+            .unwrap_or(true)
+    }
+
+    pub(crate) fn violation(&self) -> Option<String> {
+        self.violation.lock().map(|v| v.clone()).unwrap_or(None)
+    }
+
+    pub(crate) fn note_violation(&self, what: String) {
+        tracing::error!(queue = %self.name, "{what}");
+        if let Ok(mut v) = self.violation.lock() {
+            v.get_or_insert(what);
+        }
+        self.bump();
+    }
+
+    pub(crate) fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
+
+    /// To the host: the messages published beyond ring `ring`'s consumed head,
+    /// walking published groups (bounded by the ring's size).
+    fn published_beyond_head(&self, ring: u32) -> Result<u64, MemoryError> {
+        let mut pos = self.head_word(ring)?.load(Ordering::Acquire);
+        let end = pos + u64::from(self.cells);
+        let mut n = 0;
+        while pos < end && self.ready(ring, pos)?.load(Ordering::Acquire) == pos + 1 {
+            let (_, count) = self.len_count(ring, pos)?;
+            if count == 0 || u64::from(count) > end - pos {
+                break;
+            }
+            n += u64::from(count);
+            pos += u64::from(count);
+        }
+        Ok(n)
+    }
+
+    /// To the device: messages the Sender published that no kernel took yet.
+    fn unclaimed(&self) -> Result<u64, MemoryError> {
+        let tail = self.tail.load(Ordering::Acquire);
+        let first = tail.saturating_sub(u64::from(self.cells));
+        let mut n = 0;
+        for p in first..tail {
+            if self.ready(0, p)?.load(Ordering::Acquire) == p + 1 {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// What `close()` reports for this queue.
+    pub(crate) fn report(&self) -> QueueReport {
+        let in_flight = match self.direction {
+            Direction::ToHost => (0..self.rings)
+                .map(|r| self.published_beyond_head(r))
+                .sum::<Result<u64, _>>(),
+            Direction::ToDevice => self.unclaimed(),
+        }
+        .unwrap_or_else(|e| {
+            self.note_violation(format!("cannot read the queue's rings: {e}"));
+            0
+        });
+        let host = self.host_count.load(Ordering::Acquire);
+        let (sent, received) = match self.direction {
+            Direction::ToHost => (host + in_flight, host),
+            Direction::ToDevice => (host, host.saturating_sub(in_flight)),
+        };
+        QueueReport {
+            name: self.name.clone(),
+            direction: self.direction,
+            sent,
+            received,
+            in_flight,
+            violation: self.violation(),
+        }
+    }
+}
+
+/// Why a queue's [`Receiver`] or [`Sender`] could not be had from a channel.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum QueueError {
+    #[error("endpoint {0} is not registered on this channel")]
+    NoSuchEndpoint(u32),
+    #[error("endpoint {index} ({name:?}) is not a host queue")]
+    NotAQueue { index: u32, name: String },
+    #[error(
+        "endpoint {index} ({name:?}) is a queue {direction}: use {}",
+        match direction { Direction::ToHost => "Channel::receiver", Direction::ToDevice => "Channel::sender" }
+    )]
+    WrongDirection {
+        index: u32,
+        name: String,
+        direction: Direction,
+    },
+    #[error("the {what} of queue {name:?} was already taken; a queue has one")]
+    AlreadyTaken { name: String, what: &'static str },
+}

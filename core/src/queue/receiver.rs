@@ -1,0 +1,324 @@
+//! The host's end of a queue to the host: takes the kernel's messages in order,
+//! ring by ring, checking every header it reads.
+
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::poller::{self, WaitFor};
+use super::QueueShared;
+use crate::memory::MemoryError;
+
+/// Why [`Receiver`] gave no message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RecvError {
+    /// No message is there now (`try_recv`).
+    #[error("no message is waiting")]
+    Empty,
+    /// The channel closed and every message published before that was taken: the
+    /// end of the stream.
+    #[error("the channel closed and every message was received")]
+    Closed,
+    /// None came within the wait.
+    #[error("no message came within {0:?}")]
+    Timeout(Duration),
+    /// The kernel wrote something into the queue that the protocol does not allow;
+    /// the ring it was found on is no longer read.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+}
+
+/// Receives the messages a kernel sends with `gpuio_send` on a queue to the host.
+///
+/// One thread's messages come in the order it sent them; messages of different
+/// threads interleave. Besides the blocking, non-blocking and timed calls it is an
+/// [`Iterator`] (through [`Receiver::iter`]) and an async
+/// [`Stream`](futures_core::Stream) that needs no thread of its own: one shared
+/// poller thread watches the queues that async tasks wait on and sleeps while none
+/// do. The stream ends once the channel closes and every message sent before that
+/// was taken, so close the channel after the kernel finishes.
+pub struct Receiver {
+    q: Arc<QueueShared>,
+    /// Positions taken so far, per ring.
+    heads: Vec<u64>,
+    /// Cells left in the group being read, per ring.
+    group_left: Vec<u32>,
+    /// Rings found scribbled: no longer read.
+    broken: Vec<bool>,
+    next: u32,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver")
+            .field("queue", &self.q)
+            .field("received", &self.q.host_count.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Receiver {
+    pub(crate) fn new(q: Arc<QueueShared>) -> Self {
+        let rings = q.rings as usize;
+        Self {
+            q,
+            heads: vec![0; rings],
+            group_left: vec![0; rings],
+            broken: vec![false; rings],
+            next: 0,
+            ended: false,
+        }
+    }
+
+    /// The queue's name, as registered.
+    pub fn name(&self) -> &str {
+        &self.q.name
+    }
+
+    /// Longest message the queue carries.
+    pub fn max_message(&self) -> usize {
+        self.q.max_message as usize
+    }
+
+    /// Messages taken so far.
+    pub fn received(&self) -> u64 {
+        self.q.host_count.load(Ordering::Relaxed)
+    }
+
+    /// The next message, if one is there now.
+    pub fn try_recv(&mut self) -> Result<Vec<u8>, RecvError> {
+        let mut buf = Vec::new();
+        self.try_recv_into(&mut buf).map(|()| buf)
+    }
+
+    /// [`Receiver::try_recv`] into `buf` (cleared first), reusing its allocation.
+    pub fn try_recv_into(&mut self, buf: &mut Vec<u8>) -> Result<(), RecvError> {
+        if self.ended {
+            return Err(RecvError::Closed);
+        }
+        // `closing` before the rings: what the kernel published before the host
+        // began closing is then seen below.
+        let closing = self.q.channel_closing();
+        let rings = self.q.rings;
+        for i in 0..rings {
+            let r = (self.next + i) % rings;
+            if self.broken[r as usize] {
+                continue;
+            }
+            match self.take(r, buf) {
+                Ok(true) => {
+                    // Finish a group before moving on; then the next ring.
+                    self.next = if self.group_left[r as usize] > 0 {
+                        r
+                    } else {
+                        (r + 1) % rings
+                    };
+                    return Ok(());
+                }
+                Ok(false) => {}
+                Err(what) => {
+                    self.broken[r as usize] = true;
+                    let what = format!("queue {:?}, ring {r}: {what}", self.q.name);
+                    self.q.note_violation(what.clone());
+                    return Err(RecvError::Protocol(what));
+                }
+            }
+        }
+        if closing {
+            self.ended = true;
+            self.q.bump();
+            return Err(RecvError::Closed);
+        }
+        Err(RecvError::Empty)
+    }
+
+    /// Takes ring `r`'s next message into `buf`: `Ok(true)`, `Ok(false)` when none is
+    /// published, or what is wrong with the ring.
+    fn take(&mut self, r: u32, buf: &mut Vec<u8>) -> Result<bool, String> {
+        let mem = |e: MemoryError| format!("reading the ring: {e}");
+        let ri = r as usize;
+        let pos = self.heads[ri];
+        let cells = u64::from(self.q.cells);
+        let ready = self.q.ready(r, pos).map_err(mem)?;
+        if self.group_left[ri] == 0 {
+            let v = ready.load(Ordering::Acquire);
+            if v != pos + 1 {
+                let previous_lap = if pos < cells { 0 } else { pos + 1 - cells };
+                if v == previous_lap {
+                    return Ok(false);
+                }
+                return Err(format!(
+                    "the cell for message {pos} says {v} (expected {} when published, \
+                     {previous_lap} before)",
+                    pos + 1
+                ));
+            }
+            let (_, count) = self.q.len_count(r, pos).map_err(mem)?;
+            if count == 0 || u64::from(count) > cells {
+                return Err(format!(
+                    "message {pos} heads a group of {count} messages; a ring holds {cells}"
+                ));
+            }
+            self.group_left[ri] = count;
+        } else {
+            // A later cell of a published group: its sender stamped it before the
+            // group's first cell was released. Allow a moment for the stamp to land.
+            let until = Instant::now() + Duration::from_millis(10);
+            loop {
+                let v = ready.load(Ordering::Acquire);
+                if v == pos + 1 {
+                    break;
+                }
+                if Instant::now() > until {
+                    return Err(format!(
+                        "message {pos} belongs to a published group but its cell says {v}"
+                    ));
+                }
+                std::hint::spin_loop();
+            }
+        }
+        let (len, _) = self.q.len_count(r, pos).map_err(mem)?;
+        if len > self.q.max_message {
+            return Err(format!(
+                "message {pos} claims {len} bytes; the queue's maximum is {}",
+                self.q.max_message
+            ));
+        }
+        buf.clear();
+        buf.resize(len as usize, 0);
+        self.q.payload(r, pos, buf).map_err(mem)?;
+        self.group_left[ri] -= 1;
+        self.heads[ri] = pos + 1;
+        self.q
+            .head_word(r)
+            .map_err(mem)?
+            .store(pos + 1, Ordering::Release);
+        self.q.host_count.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    /// The next message, waiting at most the queue's timeout
+    /// ([`QueueConfig::timeout`](super::QueueConfig::timeout)).
+    pub fn recv(&mut self) -> Result<Vec<u8>, RecvError> {
+        self.recv_timeout(self.q.timeout)
+    }
+
+    /// The next message, waiting at most `wait`.
+    pub fn recv_timeout(&mut self, wait: Duration) -> Result<Vec<u8>, RecvError> {
+        let mut buf = Vec::new();
+        self.recv_into(&mut buf, wait).map(|()| buf)
+    }
+
+    /// [`Receiver::recv_timeout`] into `buf`, reusing its allocation.
+    pub fn recv_into(&mut self, buf: &mut Vec<u8>, wait: Duration) -> Result<(), RecvError> {
+        let deadline = Instant::now() + wait;
+        let mut backoff = Backoff::default();
+        loop {
+            match self.try_recv_into(buf) {
+                Err(RecvError::Empty) => {}
+                other => return other,
+            }
+            if Instant::now() >= deadline {
+                return Err(RecvError::Timeout(wait));
+            }
+            backoff.pause(deadline);
+        }
+    }
+
+    /// The messages as they come, each waited for at most the queue's timeout; ends
+    /// at the end of the stream, or after yielding the first error.
+    pub fn iter(&mut self) -> Iter<'_> {
+        Iter {
+            rx: self,
+            done: false,
+        }
+    }
+
+    fn has_message(q: &QueueShared) -> bool {
+        (0..q.rings).any(|r| {
+            let Ok(head) = q.head_word(r).map(|h| h.load(Ordering::Acquire)) else {
+                return true;
+            };
+            q.ready(r, head)
+                .map(|w| w.load(Ordering::Acquire) == head + 1)
+                .unwrap_or(true)
+        }) || q.channel_closing()
+    }
+}
+
+/// Spins for the first 100 µs of a wait (a message usually comes quickly), then
+/// sleeps, from 10 µs doubling to 1 ms.
+#[derive(Default)]
+pub(crate) struct Backoff {
+    started: Option<Instant>,
+    sleep: Duration,
+}
+
+impl Backoff {
+    pub(crate) fn pause(&mut self, deadline: Instant) {
+        let now = Instant::now();
+        let started = *self.started.get_or_insert(now);
+        if now - started < Duration::from_micros(100) {
+            std::hint::spin_loop();
+            return;
+        }
+        self.sleep = (self.sleep * 2).clamp(Duration::from_micros(10), Duration::from_millis(1));
+        std::thread::sleep(self.sleep.min(deadline.saturating_duration_since(now)));
+    }
+}
+
+/// [`Receiver::iter`].
+pub struct Iter<'a> {
+    rx: &'a mut Receiver,
+    done: bool,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = Result<Vec<u8>, RecvError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.rx.recv() {
+            Ok(m) => Some(Ok(m)),
+            Err(RecvError::Closed) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl futures_core::Stream for Receiver {
+    type Item = Result<Vec<u8>, RecvError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        for attempt in 0..2 {
+            match this.try_recv() {
+                Ok(m) => return Poll::Ready(Some(Ok(m))),
+                Err(RecvError::Closed) => return Poll::Ready(None),
+                Err(RecvError::Empty) if attempt == 0 => {
+                    // Register, then look once more: a message published between
+                    // the first look and the registration is not missed.
+                    poller::wait(
+                        this.q.clone(),
+                        WaitFor::Message(Receiver::has_message),
+                        cx.waker().clone(),
+                    );
+                }
+                Err(RecvError::Empty) => {}
+                Err(e) => return Poll::Ready(Some(Err(e))),
+            }
+        }
+        Poll::Pending
+    }
+}

@@ -1,0 +1,203 @@
+//! The host's end of a queue to the device: publishes messages for `gpuio_recv`.
+
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::poller::{self, WaitFor};
+use super::receiver::Backoff;
+use super::QueueShared;
+
+/// Why [`Sender`] did not send a message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// Every cell holds a message the kernel has not taken yet (`try_send`).
+    #[error("the queue is full")]
+    Full,
+    /// The sender was closed, or the channel is closing.
+    #[error("the queue is closed")]
+    Closed,
+    #[error("a message of {len} bytes is longer than the queue's maximum of {max}")]
+    TooLong { len: usize, max: usize },
+    /// The queue stayed full for the whole wait.
+    #[error("the queue stayed full for {0:?}")]
+    Timeout(Duration),
+    /// The kernel wrote something into the queue that the protocol does not allow.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+}
+
+/// Sends messages that a kernel receives with `gpuio_recv` from a queue to the
+/// device, in order. Closing it (or dropping it) is the end of the stream: once
+/// the kernel took every message, `gpuio_recv` returns 0.
+///
+/// Blocking ([`Sender::send`]), non-blocking ([`Sender::try_send`]) and timed, and
+/// an async [`Sink`](futures_sink::Sink) of `Vec<u8>` that needs no thread of its own.
+pub struct Sender {
+    q: Arc<QueueShared>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for Sender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender")
+            .field("queue", &self.q)
+            .field("sent", &self.q.host_count.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Sender {
+    pub(crate) fn new(q: Arc<QueueShared>) -> Self {
+        Self { q, closed: false }
+    }
+
+    /// The queue's name, as registered.
+    pub fn name(&self) -> &str {
+        &self.q.name
+    }
+
+    /// Longest message the queue carries.
+    pub fn max_message(&self) -> usize {
+        self.q.max_message as usize
+    }
+
+    /// Messages published so far.
+    pub fn sent(&self) -> u64 {
+        self.q.host_count.load(Ordering::Relaxed)
+    }
+
+    /// Publishes `msg` if a cell is free now.
+    pub fn try_send(&mut self, msg: &[u8]) -> Result<(), SendError> {
+        if msg.len() > self.q.max_message as usize {
+            return Err(SendError::TooLong {
+                len: msg.len(),
+                max: self.q.max_message as usize,
+            });
+        }
+        if self.closed || self.q.channel_closing() {
+            return Err(SendError::Closed);
+        }
+        if let Some(v) = self.q.violation() {
+            return Err(SendError::Protocol(v));
+        }
+        let t = self.q.tail.load(Ordering::Relaxed);
+        let cells = u64::from(self.q.cells);
+        let ready = self
+            .q
+            .ready(0, t)
+            .map_err(|e| SendError::Protocol(format!("reading the ring: {e}")))?;
+        let v = ready.load(Ordering::Acquire);
+        if v != t {
+            if t >= cells && v == t + 1 - cells {
+                return Err(SendError::Full);
+            }
+            let what = format!(
+                "queue {:?}: the cell for message {t} says {v} (expected {t} once the kernel \
+                 freed it, {} while it still holds message {})",
+                self.q.name,
+                (t + 1).saturating_sub(cells),
+                t.saturating_sub(cells)
+            );
+            self.q.note_violation(what.clone());
+            return Err(SendError::Protocol(what));
+        }
+        self.q
+            .write_message(0, t, msg)
+            .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?;
+        ready.store(t + 1, Ordering::Release);
+        self.q.tail.store(t + 1, Ordering::Release);
+        self.q.host_count.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Publishes `msg`, waiting at most the queue's timeout for a free cell.
+    pub fn send(&mut self, msg: &[u8]) -> Result<(), SendError> {
+        self.send_timeout(msg, self.q.timeout)
+    }
+
+    /// Publishes `msg`, waiting at most `wait` for a free cell.
+    pub fn send_timeout(&mut self, msg: &[u8], wait: Duration) -> Result<(), SendError> {
+        let deadline = Instant::now() + wait;
+        let mut backoff = Backoff::default();
+        loop {
+            match self.try_send(msg) {
+                Err(SendError::Full) => {}
+                other => return other,
+            }
+            if Instant::now() >= deadline {
+                return Err(SendError::Timeout(wait));
+            }
+            backoff.pause(deadline);
+        }
+    }
+
+    /// Ends the stream: the kernel's `gpuio_recv` returns 0 once it took every
+    /// message. Further sends fail with [`SendError::Closed`].
+    pub fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        match self.q.closed_word() {
+            Ok(w) => w.store(1, Ordering::Release),
+            Err(e) => self
+                .q
+                .note_violation(format!("cannot mark the queue closed: {e}")),
+        }
+    }
+
+    fn has_space(q: &QueueShared) -> bool {
+        let t = q.tail.load(Ordering::Relaxed);
+        q.ready(0, t)
+            .map(|w| w.load(Ordering::Acquire) == t)
+            .unwrap_or(true)
+            || q.channel_closing()
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl futures_sink::Sink<Vec<u8>> for Sender {
+    type Error = SendError;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), SendError>> {
+        let this = self.get_mut();
+        for attempt in 0..2 {
+            if this.closed || this.q.channel_closing() {
+                return Poll::Ready(Err(SendError::Closed));
+            }
+            if Sender::has_space(&this.q) {
+                return Poll::Ready(Ok(()));
+            }
+            if attempt == 0 {
+                poller::wait(
+                    this.q.clone(),
+                    WaitFor::Space(Sender::has_space),
+                    cx.waker().clone(),
+                );
+            }
+        }
+        Poll::Pending
+    }
+
+    fn start_send(self: Pin<&mut Self>, item: Vec<u8>) -> Result<(), SendError> {
+        self.get_mut().try_send(&item)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Result<(), SendError>> {
+        // Every message is published as it is sent.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Result<(), SendError>> {
+        self.get_mut().close();
+        Poll::Ready(Ok(()))
+    }
+}

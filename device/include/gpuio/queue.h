@@ -1,0 +1,249 @@
+/* gpuio/queue.h — host queues and stream endpoints: gpuio_send / gpuio_recv.
+ *
+ * A host queue carries framed messages between a kernel and the host program
+ * itself: no syscall, no request slot and no round trip per message. The layout
+ * and who writes what are in abi.rs (`Queue`); in short:
+ *   to the host   a sending warp's lanes that call together are one group: the
+ *                 first lane reserves consecutive cells of the warp's ring by CAS on
+ *                 the ring's device-local tail, only while the host's head (cached
+ *                 on the device, re-read across PCIe only when the ring looks full)
+ *                 leaves room; every lane fills its cell; one release store of the
+ *                 first cell's `ready` publishes the group. A full ring is waited on
+ *                 (bounded) and never overwritten.
+ *   to the device a reader claims the next full cell by CAS on the ring's
+ *                 device-local tail once it saw the host's `ready == pos + 1`, copies
+ *                 the message out and frees the cell (`ready = pos + cells`).
+ * On any other stream endpoint (pipe, socket, stdout, an O_APPEND file)
+ * gpuio_send is gpuio_write and gpuio_recv is gpuio_read.
+ */
+#ifndef GPUIO_QUEUE_H
+#define GPUIO_QUEUE_H
+
+/* The queue behind endpoint `ep` if it is a host queue the kernel may use with
+ * `access` (GPUIO_ACCESS_WRITE to send, _READ to receive); NULL otherwise, with
+ * *is_queue telling a stream endpoint (0) from an error (*err). */
+GPUIO_FN const gpuio_queue *gpuio_impl_queue(const gpuio_channel *ch, gpuio_u32 ep, gpuio_u32 access, int *is_queue,
+                                             int *err) {
+  *is_queue = 0;
+  *err = 0;
+  if (ep >= ch->endpoint_count) {
+    *err = -GPUIO_EBADF;
+    return nullptr;
+  }
+  const gpuio_endpoint *e = gpuio_ptr<const gpuio_endpoint>(ch->endpoints) + ep;
+  if (e->kind != GPUIO_EP_HOST_QUEUE) return nullptr;
+  *is_queue = 1;
+  if (!(e->access & access)) {
+    *err = -GPUIO_EBADF;
+    return nullptr;
+  }
+  if (e->queue >= ch->queue_count || ch->queues == 0) {
+    *err = -GPUIO_EPROTO;
+    return nullptr;
+  }
+  const gpuio_queue *q = gpuio_ptr<const gpuio_queue>(ch->queues) + e->queue;
+  const gpuio_u32 want = access == GPUIO_ACCESS_WRITE ? GPUIO_QUEUE_TO_HOST : GPUIO_QUEUE_TO_DEVICE;
+  if (q->direction != want || q->rings == 0 || q->cells == 0) {
+    *err = -GPUIO_EPROTO;
+    return nullptr;
+  }
+  return q;
+}
+
+GPUIO_FN gpuio_cell_header *gpuio_impl_cell(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 pos) {
+  const gpuio_u64 ring_bytes = (gpuio_u64)q->cells * q->cell_size;
+  return gpuio_ptr<gpuio_cell_header>(q->cells_addr + ring * ring_bytes + (pos % q->cells) * q->cell_size);
+}
+
+/* Reserves `k` consecutive positions of ring `ring` of a queue to the host: 0 with
+ * *base, or -EAGAIN (full and !wait), -ETIMEDOUT (still full at the deadline),
+ * -ESHUTDOWN (the channel is closing). Reserves nothing unless it returns 0, so a
+ * reservation is never left unpublished. */
+GPUIO_FN int gpuio_impl_queue_reserve(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 ring, gpuio_u32 k,
+                                      gpuio_u64 *base, bool wait, gpuio_u64 deadline) {
+  gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state) + ring;
+  gpuio_queue_control *ctl = gpuio_ptr<gpuio_queue_control>(q->control) + ring;
+  gpuio_impl_backoff backoff = {0};
+  gpuio_u64 t = gpuio_ld_relaxed_64(&rs->tail);
+  for (;;) {
+    const gpuio_u64 head = gpuio_ld_relaxed_64(&rs->cached_head);
+    if (t + k <= head + q->cells) {
+      const gpuio_u64 seen = gpuio_cas_64(&rs->tail, t, t + k);
+      if (seen == t) {
+        *base = t;
+        return 0;
+      }
+      t = seen;
+      continue;
+    }
+    /* Looks full: read the host's head (acquire: the host copied those cells out
+     * before releasing it, so they may be overwritten now). */
+    const gpuio_u64 fresh = gpuio_ld_acquire_64(&ctl->head);
+    if (fresh > head) {
+      gpuio_st_relaxed_64(&rs->cached_head, fresh);
+      continue;
+    }
+    if (!wait) return -GPUIO_EAGAIN;
+    if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
+    if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
+    gpuio_impl_backoff_pause(&backoff, 4096u);
+    t = gpuio_ld_relaxed_64(&rs->tail);
+  }
+}
+
+/* The lanes of `g` (all with the same queue) send one message each as one group. */
+GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g,
+                                               const char *msg, gpuio_u32 len, bool wait) {
+  const gpuio_u32 lead = gpuio_warp_leader(g), rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
+  const gpuio_u32 ring = (gpuio_u32)(gpuio_warp_id() % q->rings);
+  gpuio_u64 base = 0;
+  int e = 0;
+  if (rank == 0) e = gpuio_impl_queue_reserve(ch, q, ring, count, &base, wait, gpuio_impl_deadline(ch));
+  e = (int)(gpuio_i64)gpuio_warp_broadcast_64(g, (gpuio_u64)(gpuio_i64)e, lead);
+  if (e) return e;
+  base = gpuio_warp_broadcast_64(g, base, lead);
+  const gpuio_u64 pos = base + rank;
+  gpuio_cell_header *h = gpuio_impl_cell(q, ring, pos);
+  gpuio_impl_copy((char *)(h + 1), msg, len);
+  h->len = len;
+  h->count = count;
+  /* Lanes after the first stamp their own cells plainly; the first lane's release,
+   * after the warp synchronised, publishes the group (the host re-checks each). */
+  if (rank != 0) gpuio_st_relaxed_64(&h->ready, pos + 1u);
+  gpuio_warp_sync(g);
+  if (rank == 0) gpuio_st_release_64(&h->ready, pos + 1u);
+  return (gpuio_i64)len;
+}
+
+GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len, bool wait) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  int e = gpuio_impl_check_channel(ch);
+  int is_queue = 0;
+  const gpuio_queue *q = nullptr;
+  if (!e) q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_WRITE, &is_queue, &e);
+  const bool stream = !e && !is_queue;
+  if (!e && !stream && len > q->max_message) e = -GPUIO_EMSGSIZE;
+  if (!e && !stream && len > 0 && !msg) e = -GPUIO_EFAULT;
+  /* Lanes with a valid message to the same queue send as one group; the others
+   * answer at once (every lane of `mask` takes part in the ballot first). */
+  gpuio_u64 rest = gpuio_warp_ballot(mask, e == 0 && !stream);
+  if (stream) return gpuio_write(ch, ep, msg, len);
+  if (e) return e;
+  for (;;) {
+    const gpuio_u32 lead = gpuio_warp_leader(rest);
+    const gpuio_u32 lead_ep = (gpuio_u32)gpuio_warp_broadcast_64(rest, ep, lead);
+    const gpuio_u64 g = gpuio_warp_ballot(rest, ep == lead_ep);
+    if (ep == lead_ep) {
+      const gpuio_i64 r = gpuio_impl_queue_send_group(ch, q, g, (const char *)msg, (gpuio_u32)len, wait);
+      return r == -GPUIO_ETIMEDOUT ? gpuio_impl_count_timeout(ch, (int)r) : r;
+    }
+    rest &= ~g;
+  }
+}
+
+/* One message to a queue to the device: its length (0 at end of stream), or
+ * -EAGAIN (empty and !wait), -ETIMEDOUT, -EMSGSIZE (longer than cap: left in the
+ * queue), -ESHUTDOWN. */
+GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_queue *q, char *buf, gpuio_u64 cap,
+                                         bool wait) {
+  gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state);
+  gpuio_queue_control *ctl = gpuio_ptr<gpuio_queue_control>(q->control);
+  const gpuio_u64 deadline = gpuio_impl_deadline(ch);
+  gpuio_impl_backoff backoff = {0};
+  for (;;) {
+    /* `closed` before the cell: the host publishes every message before it closes. */
+    const bool closed = gpuio_ld_acquire_32(&ctl->closed) != 0u;
+    const gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
+    gpuio_cell_header *c = gpuio_impl_cell(q, 0, h);
+    if (gpuio_ld_acquire_64(&c->ready) == h + 1u) {
+      const gpuio_u32 len = c->len;
+      if (len > q->max_message) return -GPUIO_EPROTO;
+      if (len > cap) return -GPUIO_EMSGSIZE;
+      if (gpuio_cas_64(&rs->tail, h, h + 1u) != h) continue; /* another reader took it */
+      gpuio_impl_copy(buf, (const char *)(c + 1), len);
+      gpuio_st_release_64(&c->ready, h + q->cells);
+      return (gpuio_i64)len;
+    }
+    if (gpuio_ld_relaxed_64(&rs->tail) != h) continue;
+    if (closed) return 0;
+    if (!wait) return -GPUIO_EAGAIN;
+    if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
+    if (gpuio_impl_past(deadline)) return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
+    gpuio_impl_backoff_pause(&backoff, 4096u);
+  }
+}
+
+GPUIO_FN gpuio_i64 gpuio_impl_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap, bool wait) {
+  int e = gpuio_impl_check_channel(ch);
+  if (e) return e;
+  int is_queue = 0;
+  const gpuio_queue *q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_READ, &is_queue, &e);
+  if (e) return e;
+  if (!is_queue) return gpuio_read(ch, ep, buf, cap);
+  if (cap > 0 && !buf) return -GPUIO_EFAULT;
+  return gpuio_impl_queue_recv(ch, q, (char *)buf, cap, wait);
+}
+
+/* ------------------------------------------------------------ the calls */
+
+/* Sends one message of `len` bytes (at most the queue's max_message) on `ep`:
+ * `len`, or -errno. On a host queue the lanes of a warp that call together send
+ * with one reservation and one publish; a full queue is waited on until the
+ * channel's deadline (-ETIMEDOUT), never overwritten. On a pipe or socket it is
+ * gpuio_write. */
+GPUIO_FN gpuio_i64 gpuio_send(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len) {
+  return gpuio_impl_send(ch, ep, msg, len, true);
+}
+/* gpuio_send that does not wait: -EAGAIN when the queue is full. */
+GPUIO_FN gpuio_i64 gpuio_try_send(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len) {
+  return gpuio_impl_send(ch, ep, msg, len, false);
+}
+/* Receives one message into `buf` (`cap` bytes): its length, 0 once the host closed
+ * its Sender and every message was taken, or -errno (-EMSGSIZE: the next message
+ * is longer than cap and stays queued; -ETIMEDOUT: none came before the deadline).
+ * On a pipe or socket it is gpuio_read. */
+GPUIO_FN gpuio_i64 gpuio_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap) {
+  return gpuio_impl_recv(ch, ep, buf, cap, true);
+}
+/* gpuio_recv that does not wait: -EAGAIN when no message is there. */
+GPUIO_FN gpuio_i64 gpuio_try_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap) {
+  return gpuio_impl_recv(ch, ep, buf, cap, false);
+}
+
+/* Warp-cooperative send: every active lane calls with the same arguments; the lanes
+ * copy the message side by side into one cell, one lane reserves and publishes it,
+ * and every lane gets the same result. For messages too long for one lane to copy
+ * quickly. */
+GPUIO_FN gpuio_i64 gpuio_send_warp(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  const gpuio_u32 lead = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
+  int e = gpuio_impl_check_channel(ch);
+  int is_queue = 0;
+  const gpuio_queue *q = nullptr;
+  if (!e) q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_WRITE, &is_queue, &e);
+  if (e) return e;
+  if (!is_queue) { /* a stream: one lane writes for the warp */
+    gpuio_i64 r = 0;
+    if (rank == 0) r = gpuio_write(ch, ep, msg, len);
+    return (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)r, lead);
+  }
+  if (len > q->max_message) return -GPUIO_EMSGSIZE;
+  if (len > 0 && !msg) return -GPUIO_EFAULT;
+  const gpuio_u32 ring = (gpuio_u32)(gpuio_warp_id() % q->rings);
+  gpuio_u64 base = 0;
+  if (rank == 0) e = gpuio_impl_queue_reserve(ch, q, ring, 1u, &base, true, gpuio_impl_deadline(ch));
+  e = (int)(gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)(gpuio_i64)e, lead);
+  if (e) return e == -GPUIO_ETIMEDOUT && rank == 0 ? gpuio_impl_count_timeout(ch, e) : e;
+  base = gpuio_warp_broadcast_64(mask, base, lead);
+  gpuio_cell_header *h = gpuio_impl_cell(q, ring, base);
+  gpuio_impl_copy_warp((char *)(h + 1), (const char *)msg, len, rank, count);
+  gpuio_warp_sync(mask);
+  if (rank == 0) {
+    h->len = (gpuio_u32)len;
+    h->count = 1u;
+    gpuio_st_release_64(&h->ready, base + 1u);
+  }
+  return (gpuio_i64)len;
+}
+
+#endif /* GPUIO_QUEUE_H */
