@@ -224,14 +224,24 @@ fn scratch_dir() -> Result<tempfile::TempDir, String> {
         .map_err(|e| format!("creating a scratch directory: {e}"))
 }
 
+/// What `gpuio bench --only` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchPart {
+    /// Requests, on every transport.
+    Requests,
+    /// Host queues (once per backend: they do not depend on the transport).
+    Queues,
+}
+
 /// `gpuio bench`: every transport of the chosen backend (or the pair asked for),
-/// each figure next to its reference from the same run.
+/// each figure next to its reference from the same run; then the host queues.
 pub fn bench(
     runtime: &Runtime,
     request: Option<&Request>,
     chosen: &ChannelFactory,
     quick: bool,
     json: bool,
+    only: Option<BenchPart>,
 ) -> ExitCode {
     let scale = if quick {
         crate::bench::Scale::QUICK
@@ -271,7 +281,11 @@ pub fn bench(
     let mut failed = false;
     let mut measured = Vec::new();
     let mut pairs = Vec::new();
-    for f in pairs_for(runtime, request, chosen) {
+    let measure_requests = only != Some(BenchPart::Queues);
+    for f in pairs_for(runtime, request, chosen)
+        .into_iter()
+        .filter(|_| measure_requests)
+    {
         let open = |cfg| f.open(cfg).map_err(|e| e.to_string());
         let start = std::time::Instant::now();
         eprintln!("gpuio bench: measuring {} ...", f.pair());
@@ -314,12 +328,44 @@ pub fn bench(
     if let Some(saved) = save_calibration(measured) {
         say(&saved);
     }
+    let mut queues = serde_json::Value::Null;
+    if only != Some(BenchPart::Requests) {
+        let open = |cfg| chosen.open(cfg).map_err(|e| e.to_string());
+        let start = std::time::Instant::now();
+        eprintln!(
+            "gpuio bench: measuring host queues on {} ...",
+            chosen.pair().backend
+        );
+        match crate::bench::queues::figures(device.as_ref(), &open, scale) {
+            Ok(figures) => {
+                let mut out = format!("host queues ({}):\n", chosen.pair().backend);
+                for fig in &figures {
+                    let _ = writeln!(out, "  {fig}");
+                }
+                let _ = writeln!(out, "  (measured in {:.1?})", start.elapsed());
+                say(&out);
+                queues = serde_json::json!({
+                    "seconds": start.elapsed().as_secs_f64(),
+                    "figures": figures
+                        .iter()
+                        .map(|fig| crate::bench::JsonFigure { figure: fig, ratio: fig.ratio() })
+                        .collect::<Vec<_>>(),
+                });
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("error: host queues: {e}");
+                queues = serde_json::json!({ "error": e });
+            }
+        }
+    }
     if json {
         let doc = serde_json::json!({
             "device": device.name(),
             "backend": chosen.pair().backend,
             "quick": quick,
             "pairs": pairs,
+            "queues": queues,
         });
         match serde_json::to_string_pretty(&doc) {
             Ok(text) => print_stdout(&format!("{text}\n")),

@@ -44,6 +44,9 @@ enum Command {
         /// figure, unit, which way is better, reference and ratio.
         #[arg(long)]
         json: bool,
+        /// Measure only the requests (every transport) or only the host queues.
+        #[arg(long, value_enum)]
+        only: Option<cli::BenchPart>,
     },
     /// Run the conformance kernels on every available backend.
     Selftest,
@@ -140,8 +143,8 @@ fn main() -> ExitCode {
     };
     match args.command {
         Command::Probe { .. } => ExitCode::SUCCESS,
-        Command::Bench { quick, json } => {
-            cli::bench(&runtime, request.as_ref(), &factory, quick, json)
+        Command::Bench { quick, json, only } => {
+            cli::bench(&runtime, request.as_ref(), &factory, quick, json, only)
         }
         Command::Selftest => cli::selftest(&runtime, request.as_ref(), &factory),
         Command::Run {

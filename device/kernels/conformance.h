@@ -442,4 +442,73 @@ GPUIO_KERNEL(gpuio_k_beyond_access)(const gpuio_channel *ch, gpuio_u64 *p) {
   out[9] = gpuio_write(ch, ap, "tail\n", 5);
 }
 
+/* ------------------------------------------------------------ host queues
+ * (gpuio bench). A message of p bytes from thread t, number i: its first 8 bytes
+ * are t << 24 | i, the rest a byte of t. */
+GPUIO_FN void gpuio_conf_message(char *m, gpuio_u64 t, gpuio_u64 i, gpuio_u64 bytes) {
+  const gpuio_u64 head = t << 24 | i;
+  for (gpuio_u64 k = 0; k < 8 && k < bytes; k++) m[k] = (char)(head >> (8 * k));
+  for (gpuio_u64 k = 8; k < bytes; k += 8) *(gpuio_u64 *)(m + k) = t * 0x0101010101010101ull;
+}
+
+/* Sends p[1] messages of p[2] bytes (a multiple of 8, at most 4096) per thread on
+ * queue p[0]; out: [3] failures, [4] first failure. */
+GPUIO_KERNEL(gpuio_k_queue_send)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 t = gpuio_global_thread_id();
+  const gpuio_u64 bytes = p[2] < 4096 ? p[2] : 4096;
+  alignas(8) char m[4096];
+  for (gpuio_u64 i = 0; i < p[1]; i++) {
+    gpuio_conf_message(m, t, i, bytes);
+    const gpuio_i64 r = gpuio_send(ch, (gpuio_u32)p[0], m, bytes);
+    if (r != (gpuio_i64)bytes) gpuio_conf_fail(&p[3], &p[4], r);
+  }
+}
+
+/* The habit gpuio replaces: the same messages written into device memory p[0]
+ * (message i of thread t at (t * p[1] + i) * p[2]), copied back after the kernel. */
+GPUIO_KERNEL(gpuio_k_queue_fill)(const gpuio_channel *ch, gpuio_u64 *p) {
+  (void)ch;
+  const gpuio_u64 t = gpuio_global_thread_id();
+  const gpuio_u64 bytes = p[2] < 4096 ? p[2] : 4096;
+  char *out = gpuio_ptr<char>(p[0]);
+  for (gpuio_u64 i = 0; i < p[1]; i++) gpuio_conf_message(out + (t * p[1] + i) * bytes, t, i, bytes);
+}
+
+/* Receives from queue p[0] until the end of the stream; out: [1] messages,
+ * [2] bytes, [3] failures, [4] first failure. */
+GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
+  alignas(8) char m[4096];
+  gpuio_u64 n = 0, bytes = 0;
+  for (;;) {
+    const gpuio_i64 r = gpuio_recv(ch, (gpuio_u32)p[0], m, sizeof m);
+    if (r == 0) break;
+    if (r < 0) {
+      gpuio_conf_fail(&p[3], &p[4], r);
+      break;
+    }
+    n++;
+    bytes += (gpuio_u64)r;
+  }
+  if (n) {
+    gpuio_fetch_add_64(&p[1], n);
+    gpuio_fetch_add_64(&p[2], bytes);
+  }
+}
+
+/* Thread 0 echoes every message from queue p[0] to queue p[1] until the end of the
+ * stream; out: [2] failures, [3] first failure. */
+GPUIO_KERNEL(gpuio_k_queue_echo)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  alignas(8) char m[256];
+  for (;;) {
+    gpuio_i64 r = gpuio_recv(ch, (gpuio_u32)p[0], m, sizeof m);
+    if (r == 0) break;
+    if (r > 0) r = gpuio_send(ch, (gpuio_u32)p[1], m, (gpuio_u64)r);
+    if (r < 0) {
+      gpuio_conf_fail(&p[2], &p[3], r);
+      break;
+    }
+  }
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

@@ -107,6 +107,10 @@ kernels!(
     gpuio_k_async_pattern,
     gpuio_k_warp_pattern,
     gpuio_k_small_ops,
+    gpuio_k_queue_send,
+    gpuio_k_queue_fill,
+    gpuio_k_queue_recv,
+    gpuio_k_queue_echo,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.

@@ -15,6 +15,10 @@
 //!   `gpuio_printf`, on a default channel: requests/s, how many threads made the
 //!   whole round trip, and the host CPU time per million requests — reference: one
 //!   host thread doing the same `pwrite`, `pread` and `write` for every row.
+//!
+//! Host queues, once per backend: [`queues`].
+
+pub mod queues;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

@@ -1,0 +1,321 @@
+//! Host-queue figures (`gpuio bench`): message streams between the whole device and
+//! the host program. Queues do not depend on the transport, so they are measured
+//! once per backend, each figure against a reference from the same run:
+//! * GPU → host, every thread of the device sending 64 B, 256 B and 4 KiB messages,
+//!   drained by one host thread per ring — reference: the habit it replaces, the
+//!   same messages written into device memory and copied back after the kernel;
+//! * host → GPU, one host thread sending 64 B messages to every thread of the
+//!   device — reference: the same bytes uploaded in one copy;
+//! * a message's round trip, host → device → host (one kernel thread echoing) —
+//!   reference: the device↔host ping-pong through shared memory, the floor of any
+//!   round trip.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpuio_core::{ChannelConfig, Endpoint, QueueConfig, RecvError};
+use gpuio_device::Device;
+
+use super::{fail_check, pingpong_us, process_cpu_time, Better, Figure, Scale, KERNEL_TIMEOUT};
+use crate::conformance::Opener;
+
+/// Rings of the queue to the host: one host thread drains each.
+const RINGS: u32 = 8;
+/// Bytes of device memory the copy-back reference may use.
+const COPY_BACK_LIMIT: u64 = 1 << 30;
+
+/// Every host-queue figure, for the backend behind `open`.
+pub fn figures(
+    device: &dyn Device,
+    open: &Opener<'_>,
+    scale: Scale,
+) -> Result<Vec<Figure>, String> {
+    let mut out = Vec::new();
+    warm_up(device, open)?;
+    let target: u64 = if scale.nops < Scale::FULL.nops {
+        1 << 20
+    } else {
+        1 << 23
+    };
+    for bytes in [64u64, 256, 4096] {
+        out.extend(to_host(device, open, bytes, target / (bytes / 64).max(1))?);
+    }
+    out.push(to_device(device, open, target / 4)?);
+    out.push(round_trip(device, open, scale.nops.clamp(100, 5_000))?);
+    Ok(out)
+}
+
+/// Loads the kernels before anything is timed: a device's first launch may compile
+/// them (NVRTC, cold: up to a minute).
+fn warm_up(device: &dyn Device, open: &Opener<'_>) -> Result<(), String> {
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg.endpoint(Endpoint::queue_to_host("warm-up", QueueConfig::default()));
+    let ch = open(cfg)?;
+    device
+        .launch("queue_send", 1, 1, &ch, &[u64::from(ep), 0, 64, 0, 0])
+        .map_err(|e| format!("launch queue_send: {e}"))?
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("queue_send: {e}"))?;
+    let _ = ch.close();
+    Ok(())
+}
+
+fn to_host(
+    device: &dyn Device,
+    open: &Opener<'_>,
+    bytes: u64,
+    target: u64,
+) -> Result<Vec<Figure>, String> {
+    let (grid, block) = device.full_shape();
+    let threads = u64::from(grid) * u64::from(block);
+    let per = (target / threads).max(1);
+    let total = per * threads;
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg.endpoint(Endpoint::queue_to_host(
+        "bench",
+        QueueConfig {
+            max_message: bytes as u32,
+            capacity: if bytes >= 4096 { 512 } else { 4096 },
+            rings: RINGS,
+            timeout: Duration::from_secs(60),
+        },
+    ));
+    let ch = open(cfg)?;
+    let rx = ch.receiver(ep).map_err(|e| e.to_string())?;
+    let received = Arc::new(AtomicU64::new(0));
+    let bad = Arc::new(AtomicU64::new(0));
+    let cpu0 = process_cpu_time();
+    let start = Instant::now();
+    let drains: Vec<_> = rx
+        .split(RINGS as usize)
+        .into_iter()
+        .map(|mut rx| {
+            let (received, bad) = (received.clone(), bad.clone());
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + KERNEL_TIMEOUT;
+                while received.load(Ordering::Relaxed) < total && Instant::now() < deadline {
+                    let got = rx.drain(usize::MAX, |m| {
+                        let head = u64::from_le_bytes(m[..8].try_into().unwrap_or([0xff; 8]));
+                        if m.len() as u64 != bytes
+                            || head >> 24 >= threads
+                            || head & 0xff_ffff >= per
+                        {
+                            bad.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
+                    match got {
+                        Ok(0) => std::hint::spin_loop(),
+                        Ok(n) => {
+                            received.fetch_add(n as u64, Ordering::Relaxed);
+                        }
+                        Err(RecvError::Closed) => break,
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    let run = device
+        .launch(
+            "queue_send",
+            grid,
+            block,
+            &ch,
+            &[u64::from(ep), per, bytes, 0, 0],
+        )
+        .map_err(|e| format!("launch queue_send: {e}"))?;
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("queue_send: {e}"))?;
+    for d in drains {
+        d.join()
+            .map_err(|_| "a drain thread panicked".to_string())??;
+    }
+    let took = start.elapsed();
+    let cpu = process_cpu_time().saturating_sub(cpu0);
+    fail_check(&p, 3, "queue_send")?;
+    let report = ch.close();
+    let got = received.load(Ordering::Relaxed);
+    if got != total || bad.load(Ordering::Relaxed) != 0 || !report.is_clean() {
+        return Err(format!(
+            "queue to the host, {bytes} B: {got} of {total} messages received, {} malformed; {report}",
+            bad.load(Ordering::Relaxed)
+        ));
+    }
+    let rate = total as f64 / took.as_secs_f64() / 1e6;
+    let reference = copy_back(device, per, bytes, (grid, block)).ok();
+    Ok(vec![
+        Figure::new(
+            format!("queue to host, {bytes} B messages, {threads} threads"),
+            rate,
+            "M msg/s",
+            Better::Higher,
+        )
+        .against(
+            "copy-back: fill device memory, copy after the kernel",
+            reference,
+        ),
+        Figure::new(
+            format!("queue to host, {bytes} B: host CPU per million messages"),
+            cpu.as_secs_f64() / (total as f64 / 1e6),
+            "s",
+            Better::Lower,
+        ),
+    ])
+}
+
+/// Millions of messages per second the copy-back habit moves: the kernel writes
+/// the same messages into device memory, then one copy brings them back.
+fn copy_back(device: &dyn Device, per: u64, bytes: u64, shape: (u32, u32)) -> Result<f64, String> {
+    let threads = u64::from(shape.0) * u64::from(shape.1);
+    let per = per.min(COPY_BACK_LIMIT / bytes / threads).max(1);
+    let len = (threads * per * bytes) as usize;
+    let buf = device.buffer(len, &[]).map_err(|e| e.to_string())?;
+    let mut host = vec![0u8; len];
+    // A channel only because every launch takes one; the kernel does no I/O.
+    let ch = gpuio_core::Channel::open(
+        device.provider(),
+        &gpuio_backend_rpc::mailbox::MailboxBuilder::new(),
+        ChannelConfig::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    device
+        .launch(
+            "queue_fill",
+            shape.0,
+            shape.1,
+            &ch,
+            &[buf.device_addr(), per, bytes],
+        )
+        .map_err(|e| format!("launch queue_fill: {e}"))?
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("queue_fill: {e}"))?;
+    buf.download(&mut host).map_err(|e| e.to_string())?;
+    let took = start.elapsed();
+    let _ = ch.close();
+    Ok((threads * per) as f64 / took.as_secs_f64() / 1e6)
+}
+
+fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figure, String> {
+    const BYTES: usize = 64;
+    let (grid, block) = device.full_shape();
+    let mut cfg = ChannelConfig::default();
+    let ep = cfg.endpoint(Endpoint::queue_to_device(
+        "bench",
+        QueueConfig {
+            max_message: BYTES as u32,
+            capacity: 8192,
+            rings: 1,
+            timeout: Duration::from_secs(60),
+        },
+    ));
+    let ch = open(cfg)?;
+    let mut tx = ch.sender(ep).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let run = device
+        .launch("queue_recv", grid, block, &ch, &[u64::from(ep), 0, 0, 0, 0])
+        .map_err(|e| format!("launch queue_recv: {e}"))?;
+    let mut msg = [0u8; BYTES];
+    for i in 0..total {
+        msg[..8].copy_from_slice(&i.to_le_bytes());
+        tx.send(&msg)
+            .map_err(|e| format!("queue to the device: {e}"))?;
+    }
+    tx.close();
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("queue_recv: {e}"))?;
+    let took = start.elapsed();
+    fail_check(&p, 3, "queue_recv")?;
+    let report = ch.close();
+    if p[1] != total || !report.is_clean() {
+        return Err(format!(
+            "queue to the device: the kernel took {} of {total}; {report}",
+            p[1]
+        ));
+    }
+    let bytes = vec![0u8; total as usize * BYTES];
+    let up = Instant::now();
+    let buf = device
+        .buffer(bytes.len(), &bytes)
+        .map_err(|e| e.to_string())?;
+    let up = up.elapsed();
+    drop(buf);
+    Ok(Figure::new(
+        format!(
+            "queue to device, {BYTES} B messages, 1 host thread -> {} threads",
+            u64::from(grid) * u64::from(block)
+        ),
+        total as f64 / took.as_secs_f64() / 1e6,
+        "M msg/s",
+        Better::Higher,
+    )
+    .against(
+        "the same bytes uploaded in one copy",
+        Some(total as f64 / up.as_secs_f64() / 1e6),
+    ))
+}
+
+fn round_trip(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Figure, String> {
+    let q = |rings| QueueConfig {
+        max_message: 64,
+        capacity: 64,
+        rings,
+        timeout: Duration::from_secs(10),
+    };
+    let mut cfg = ChannelConfig::default();
+    let down = cfg.endpoint(Endpoint::queue_to_device("ping", q(1)));
+    let up = cfg.endpoint(Endpoint::queue_to_host("pong", q(1)));
+    let ch = open(cfg)?;
+    let mut tx = ch.sender(down).map_err(|e| e.to_string())?;
+    let mut rx = ch.receiver(up).map_err(|e| e.to_string())?;
+    let run = device
+        .launch(
+            "queue_echo",
+            1,
+            1,
+            &ch,
+            &[u64::from(down), u64::from(up), 0, 0],
+        )
+        .map_err(|e| format!("launch queue_echo: {e}"))?;
+    let mut times = Vec::with_capacity(rounds as usize);
+    let mut buf = Vec::new();
+    for i in 0..rounds + 1 {
+        let t0 = Instant::now();
+        tx.send(&i.to_le_bytes()).map_err(|e| e.to_string())?;
+        loop {
+            match rx.try_recv_into(&mut buf) {
+                Ok(()) => break,
+                Err(RecvError::Empty) if t0.elapsed() < Duration::from_secs(10) => {
+                    std::hint::spin_loop()
+                }
+                Err(e) => return Err(format!("queue round trip {i}: {e}")),
+            }
+        }
+        if buf != i.to_le_bytes() {
+            return Err(format!("queue round trip {i}: echoed {buf:?}"));
+        }
+        if i > 0 {
+            times.push(t0.elapsed()); // the first one warms up
+        }
+    }
+    tx.close();
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("queue_echo: {e}"))?;
+    fail_check(&p, 2, "queue_echo")?;
+    let _ = ch.close();
+    times.sort();
+    let p50 = times[times.len() / 2].as_secs_f64() * 1e6;
+    let floor = pingpong_us(device, rounds.min(10_000)).ok();
+    Ok(Figure::new(
+        "queue round trip host -> device -> host, p50".to_string(),
+        p50,
+        "us",
+        Better::Lower,
+    )
+    .against("device<->host ping-pong (floor)", floor))
+}
