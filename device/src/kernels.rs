@@ -107,6 +107,7 @@ kernels!(
     gpuio_k_async_pattern,
     gpuio_k_warp_pattern,
     gpuio_k_small_ops,
+    gpuio_k_rulebook,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.
