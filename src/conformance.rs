@@ -86,6 +86,10 @@ pub const CASES: &[Case] = &[
         name: "warp_calls_write_and_read_back_byte_exact",
         run: warp_pattern,
     },
+    Case {
+        name: "one_rulebook_the_same_errno_on_every_transport",
+        run: rulebook,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -588,7 +592,7 @@ fn bad_input(t: &Target<'_>) -> Result<String, String> {
         &[ebadf],
         &[ebadf],
         &[efault],
-        &[einval, efault],
+        &[einval],
         if direct { &[eacces] } else { &[1] },
         if direct { &[eacces, einval] } else { &[1] },
         &[5],
@@ -977,5 +981,364 @@ fn beyond_access(t: &Target<'_>) -> Result<String, String> {
     Ok(format!(
         "{refused} requests beyond the declared access refused with -EBADF, nothing \
          changed, the declared access works; {report}"
+    ))
+}
+
+/// How a row of the rulebook's table is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    /// Raw, past the public calls' checks: the transport alone answers (the host
+    /// on forward and mailbox, `gpuio_direct_submit` on direct).
+    Raw,
+    /// Through the public call for its opcode (`gpuio_pwrite_staged`, `gpuio_write`,
+    /// ...), whose checks answer first.
+    Call,
+}
+
+/// One row: a request, how it is made, and the answer the rulebook gives it
+/// (`core/src/request.rs`), the same on every transport.
+struct Row {
+    what: &'static str,
+    via: Via,
+    req: gpuio_core::abi::Request,
+    expect: i64,
+}
+
+/// Endpoints of the rulebook's channel, in registration order.
+const RB_FILE: u32 = 0;
+const RB_READ_ONLY: u32 = 1;
+const RB_PIPE: u32 = 2;
+const RB_ENDPOINTS: u32 = 3;
+
+/// The table: bad requests of every kind (the reproductions of transports that
+/// answered differently among them), then good ones that prove the channel still
+/// works. `user` is the kernel's own staging offset, `staging` the area's length.
+fn rulebook_rows(user: u64, staging: u64) -> Vec<Row> {
+    use gpuio_core::abi::{op, Request};
+    let (einval, ebadf, efault, espipe) = (
+        -i64::from(libc::EINVAL),
+        -i64::from(libc::EBADF),
+        -i64::from(libc::EFAULT),
+        -i64::from(libc::ESPIPE),
+    );
+    let r = |op: u32, endpoint: u32, len: u32, offset: i64| Request {
+        op,
+        endpoint,
+        len,
+        flags: 0,
+        staging_off: user,
+        offset,
+    };
+    let at = |staging_off: u64, req: Request| Request { staging_off, ..req };
+    let flags = |flags: u32, req: Request| Request { flags, ..req };
+    let row = |what, via, req, expect| Row {
+        what,
+        via,
+        req,
+        expect,
+    };
+    use Via::{Call, Raw};
+    let (f, ro, pipe) = (RB_FILE, RB_READ_ONLY, RB_PIPE);
+    vec![
+        row(
+            "pwrite at offset -1 (the file position)",
+            Raw,
+            r(op::PWRITE, f, 8, -1),
+            einval,
+        ),
+        row("pread at offset -1", Raw, r(op::PREAD, f, 8, -1), einval),
+        row(
+            "pwrite at offset i64::MIN",
+            Raw,
+            r(op::PWRITE, f, 8, i64::MIN),
+            einval,
+        ),
+        row(
+            "pwrite whose offset + len passes i64::MAX",
+            Raw,
+            r(op::PWRITE, f, 8, i64::MAX - 3),
+            einval,
+        ),
+        row("pwrite of length 0", Raw, r(op::PWRITE, f, 0, 0), einval),
+        row(
+            "write of length 0 to a pipe",
+            Raw,
+            r(op::WRITE, pipe, 0, -1),
+            einval,
+        ),
+        row("pwrite on a pipe", Raw, r(op::PWRITE, pipe, 8, 0), espipe),
+        row(
+            "pread on a write-only pipe (access before kind)",
+            Raw,
+            r(op::PREAD, pipe, 8, 0),
+            ebadf,
+        ),
+        row(
+            "pwrite with RWF_APPEND in the reserved flags",
+            Raw,
+            flags(libc::RWF_APPEND as u32, r(op::PWRITE, f, 8, 0)),
+            einval,
+        ),
+        row(
+            "write with the top bit of the reserved flags",
+            Raw,
+            flags(1 << 31, r(op::WRITE, pipe, 4, -1)),
+            einval,
+        ),
+        row(
+            "nop with reserved flags",
+            Raw,
+            flags(1, r(op::NOP, 0, 0, 0)),
+            einval,
+        ),
+        row(
+            "an unknown opcode of gpuio's family",
+            Raw,
+            r(op::BASE | 99, f, 8, 0),
+            einval,
+        ),
+        row(
+            "an opcode of another family",
+            Raw,
+            r(u32::from(b'T') << 24 | 1, f, 8, 0),
+            einval,
+        ),
+        row("opcode 0", Raw, r(0, f, 8, 0), einval),
+        row(
+            "pwrite on an unregistered endpoint",
+            Raw,
+            r(op::PWRITE, RB_ENDPOINTS, 8, 0),
+            ebadf,
+        ),
+        row(
+            "pwrite on endpoint u32::MAX",
+            Raw,
+            r(op::PWRITE, u32::MAX, 8, 0),
+            ebadf,
+        ),
+        row(
+            "pwrite on a read-only endpoint",
+            Raw,
+            r(op::PWRITE, ro, 8, 0),
+            ebadf,
+        ),
+        row(
+            "write on a read-only endpoint",
+            Raw,
+            r(op::WRITE, ro, 8, -1),
+            ebadf,
+        ),
+        row(
+            "pwrite longer than the staging area",
+            Raw,
+            at(0, r(op::PWRITE, f, (staging + 1) as u32, 0)),
+            einval,
+        ),
+        row(
+            "pwrite running past the staging area",
+            Raw,
+            at(staging - 4, r(op::PWRITE, f, 8, 0)),
+            efault,
+        ),
+        row(
+            "pwrite whose staging range wraps around",
+            Raw,
+            at(u64::MAX - 2, r(op::PWRITE, f, 8, 0)),
+            efault,
+        ),
+        row(
+            "pread starting at the staging area's end",
+            Raw,
+            at(staging, r(op::PREAD, f, 1, 0)),
+            efault,
+        ),
+        row(
+            "gpuio_pwrite_staged at offset -1",
+            Call,
+            r(op::PWRITE, f, 8, -1),
+            einval,
+        ),
+        row(
+            "gpuio_pread_staged at offset -1",
+            Call,
+            r(op::PREAD, f, 8, -1),
+            einval,
+        ),
+        row(
+            "gpuio_pwrite_staged of length 0",
+            Call,
+            r(op::PWRITE, f, 0, 0),
+            einval,
+        ),
+        row(
+            "gpuio_pwrite_staged on a pipe",
+            Call,
+            r(op::PWRITE, pipe, 8, 0),
+            espipe,
+        ),
+        row(
+            "gpuio_write of length 0 to a pipe",
+            Call,
+            r(op::WRITE, pipe, 0, -1),
+            einval,
+        ),
+        row(
+            "gpuio_write of length 0 to an unregistered endpoint",
+            Call,
+            r(op::WRITE, RB_ENDPOINTS, 0, -1),
+            ebadf,
+        ),
+        row(
+            "gpuio_pwrite_staged on a read-only endpoint",
+            Call,
+            r(op::PWRITE, ro, 8, 0),
+            ebadf,
+        ),
+        row(
+            "gpuio_pwrite_staged running past the staging area",
+            Call,
+            at(staging - 4, r(op::PWRITE, f, 8, 0)),
+            efault,
+        ),
+        row(
+            "the checked path with RWF_APPEND in the flags",
+            Call,
+            flags(libc::RWF_APPEND as u32, r(op::PWRITE, f, 8, 0)),
+            einval,
+        ),
+        row(
+            "a good raw pwrite of 5 bytes at offset 0",
+            Raw,
+            r(op::PWRITE, f, 5, 0),
+            5,
+        ),
+        row(
+            "a good raw write of 4 bytes to the pipe",
+            Raw,
+            at(user + 5, r(op::WRITE, pipe, 4, -1)),
+            4,
+        ),
+        row("a good gpuio_nop", Call, r(op::NOP, 0, 0, 0), 0),
+    ]
+}
+
+/// `Request`s as the header lays them out (`gpuio_request`, 32 bytes each).
+fn request_bytes(rows: &[Row]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(rows.len() * 32);
+    for Row { req, .. } in rows {
+        v.extend(req.op.to_le_bytes());
+        v.extend(req.endpoint.to_le_bytes());
+        v.extend(req.len.to_le_bytes());
+        v.extend(req.flags.to_le_bytes());
+        v.extend(req.staging_off.to_le_bytes());
+        v.extend(req.offset.to_le_bytes());
+    }
+    v
+}
+
+/// One table of bad requests, the same on every transport: each row, raw or
+/// through its public call, gets the rulebook's answer, nothing reaches the file
+/// or the pipe, and the channel counts the same on every transport (raw requests
+/// reach the transport and fail there, refused calls never leave the device).
+fn rulebook(t: &Target<'_>) -> Result<String, String> {
+    const _: () = assert!(std::mem::size_of::<gpuio_core::abi::Request>() == 32);
+    let path = t.dir.join("rulebook.bin");
+    std::fs::write(&path, b"0123456789").map_err(|e| format!("write {}: {e}", path.display()))?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    let (mut rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let mut cfg = ChannelConfig::default();
+    let eps = [
+        cfg.endpoint(endpoint("file", &file, Access::READ_WRITE)?),
+        cfg.endpoint(endpoint("read-only", &file, Access::READ)?),
+        cfg.endpoint(
+            Endpoint::new(
+                "pipe",
+                EndpointKind::Pipe,
+                Access::WRITE,
+                std::os::fd::AsFd::as_fd(&tx),
+            )
+            .map_err(|e| format!("register the pipe: {e}"))?,
+        ),
+    ];
+    if eps != [RB_FILE, RB_READ_ONLY, RB_PIPE] {
+        return Err(format!("endpoints registered as {eps:?}"));
+    }
+    let ch = (t.open)(cfg)?;
+    let (user, room) = ch.user_staging();
+    if room < 64 {
+        return Err(format!(
+            "the kernel's own staging area is {room} bytes, 64 needed"
+        ));
+    }
+    let rows = rulebook_rows(user, ch.staging().len as u64);
+    let bytes = request_bytes(&rows);
+    let table = t
+        .device
+        .buffer(bytes.len(), &bytes)
+        .map_err(|e| format!("request table: {e}"))?;
+    let mut params = vec![table.device_addr(), rows.len() as u64];
+    params.extend(rows.iter().map(|r| u64::from(r.via == Via::Call)));
+    let p = run_kernel(t, &ch, "rulebook", 1, &params)?;
+    let mut wrong: Vec<String> = rows
+        .iter()
+        .zip(&p[2..])
+        .filter(|(row, &got)| got as i64 != row.expect)
+        .map(|(row, &got)| {
+            format!(
+                "{} ({:?}): got {}, expected {}",
+                row.what,
+                row.via,
+                errno_name(got as i64),
+                errno_name(row.expect)
+            )
+        })
+        .collect();
+    let report = ch.close();
+    // The pipe holds the good write alone: anything a bad request wrote would come
+    // before it, and nothing comes after the host's own end mark.
+    std::io::Write::write_all(&mut &tx, b"END").map_err(|e| format!("write the end mark: {e}"))?;
+    let mut piped = [0u8; 7];
+    rx.read_exact(&mut piped)
+        .map_err(|e| format!("read the pipe: {e}"))?;
+    if &piped != b"fghiEND" {
+        wrong.push(format!(
+            "the pipe holds {:?}, expected \"fghiEND\"",
+            String::from_utf8_lossy(&piped)
+        ));
+    }
+    let content = std::fs::read(&path).map_err(|e| format!("read back: {e}"))?;
+    if content != b"abcde56789" {
+        wrong.push(format!(
+            "the file holds {:?}, expected \"abcde56789\"",
+            String::from_utf8_lossy(&content)
+        ));
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    let reached = rows
+        .iter()
+        .filter(|r| r.via == Via::Raw || r.expect >= 0)
+        .count() as u64;
+    let good = rows.iter().filter(|r| r.expect >= 0).count() as u64;
+    let c = report.counters;
+    if (c.submitted, c.completed, c.failed) != (reached, good, reached - good) {
+        return Err(format!(
+            "expected submitted {reached} = completed {good} + failed {}: {report}",
+            reached - good
+        ));
+    }
+    Ok(format!(
+        "{} bad requests answered as the rulebook says ({} raw, refused by the transport), \
+         nothing written; {report}",
+        rows.len() as u64 - good,
+        reached - good
     ))
 }

@@ -80,6 +80,10 @@ macro_rules! cases {
             fn warp_cooperative_calls_write_and_read_back_byte_exact() {
                 run_case($kind, "warp_calls_write_and_read_back_byte_exact");
             }
+            #[test]
+            fn one_table_of_bad_requests_gets_the_same_errno_on_every_transport() {
+                run_case($kind, "one_rulebook_the_same_errno_on_every_transport");
+            }
         }
     )*};
 }
@@ -93,5 +97,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 12);
+    assert_eq!(CASES.len(), 13);
 }

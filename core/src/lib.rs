@@ -3,7 +3,8 @@
 //! * [`abi`] — the bytes host and device share (mirrored by `gpuio.h`);
 //! * [`memory`] — shared and device-local memory providers;
 //! * [`endpoint`] — what a kernel may do I/O on, by index;
-//! * [`request`] — host-side validation of a request;
+//! * [`request`] — the rulebook: which requests a kernel may make, and the typed
+//!   request a valid one becomes;
 //! * [`transport`] — the transport role and what it is built from;
 //! * [`channel`] — a descriptor, its staging area and one transport;
 //! * [`queue`] — host queues: messages between a kernel and the host program;

@@ -1,59 +1,199 @@
-//! Host-side validation of a request, shared by every transport whose host sees
-//! requests (forward, mailbox). The direct ring is confined by the kernel instead.
+//! The rulebook: which requests a kernel may make, checked on the host by every
+//! transport whose host sees requests (forward, mailbox), and the typed [`Request`]
+//! that a raw [`abi::Request`] becomes once it passed.
+//!
+//! # The rules, in the order they are checked
+//!
+//! The first rule a request breaks gives its answer; nothing else happens.
+//!
+//! | # | rule | answer |
+//! | - | ---- | ------ |
+//! | 1 | reserved fields (`flags`) are zero | `-EINVAL` |
+//! | 2 | some handler of the chain knows the opcode | `-EINVAL` |
+//! | 3 | a NOP names nothing else: accepted | — |
+//! | 4 | the endpoint is registered | `-EBADF` |
+//! | 5 | the endpoint's declared access allows the op (write: `WRITE`, read: `READ`) | `-EBADF` |
+//! | 6 | the endpoint's kind allows the op (positioned ops need a file) | `-ESPIPE` |
+//! | 7 | `0 < len <= staging_len` | `-EINVAL` |
+//! | 8 | `staging_off + len <= staging_len` | `-EFAULT` |
+//! | 9 | positioned ops: `0 <= offset` and `offset + len <= i64::MAX` | `-EINVAL` |
+//!
+//! Stream ops (`WRITE`, `READ`) ignore `offset`; a NOP ignores every field but
+//! `op` and `flags`.
+//!
+//! # Where the same table is enforced
+//!
+//! * **forward, mailbox**: here, on the host, before any syscall ([`validate`]).
+//! * **direct**: the host never sees a request, so the device enforces it:
+//!   `gpuio_impl_check_request` in `gpuio/api.h` is this table in C, checked by
+//!   every public call and again by `gpuio_direct_submit` (`gpuio/direct.h`) where
+//!   a request becomes an SQE, so even a request that skipped the public calls
+//!   gets the answer above. A kernel that writes SQEs itself skips both; the ring's
+//!   registration and restrictions then bound it (see `gpuio/direct.h`, "What the
+//!   ring itself enforces"): rules 2, 4, 5 and 8 hold in io_uring's own terms
+//!   (other errnos), rules 1, 6, 7 and 9 cannot be enforced by the kernel.
+//!
+//! `src/conformance.rs` runs one table of bad requests through all three
+//! transports and expects the same answers from each.
+//!
+//! # Chaining
+//!
+//! Opcodes carry a family byte ([`abi::op::BASE`]). Each family's rules are a
+//! [`Handler`]; a chain asks its handlers in turn, and one that does not know an
+//! opcode answers [`Verdict::Unhandled`] so the next may take it, as LLVM libc's
+//! RPC server returns "unhandled opcode" for its caller's handlers. An opcode no
+//! handler knows gets `-EINVAL`.
 
 use std::borrow::Borrow;
 
 use crate::abi;
 use crate::endpoint::Endpoint;
 
-/// A request that passed validation: the endpoint exists and allows the op, and the
-/// bytes lie inside the staging area.
+/// `-errno`, the answer a refused request gets.
+pub type Errno = i32;
+
+/// A byte range of the staging area that validation checked: not empty, and
+/// inside the area. Only the rulebook makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Checked {
-    pub op: u32,
-    pub endpoint: u32,
-    /// Offset of the bytes in the staging area.
-    pub staging_off: usize,
-    pub len: usize,
-    pub offset: i64,
+pub struct Staging {
+    off: usize,
+    len: usize,
 }
 
-/// Checks `req` against the endpoint table and the staging area, in the order the
-/// device header checks it, and returns `-errno` for the first rule it breaks:
-/// unknown op → `-EINVAL`; NOP → accepted; endpoint not registered → `-EBADF`;
-/// access not granted → `-EBADF`; op not meaningful on the kind → `-ESPIPE`;
-/// `len == 0` or `len > staging_len` → `-EINVAL`; bytes outside staging → `-EFAULT`.
-///
-/// `endpoints` is the channel's table as the transport holds it (`Endpoint` or
-/// `Arc<Endpoint>`).
-pub fn validate<E: Borrow<Endpoint>>(
-    req: &abi::Request,
-    endpoints: &[E],
-    staging_len: u64,
-) -> Result<Checked, i32> {
-    match req.op {
-        abi::op::NOP => {
-            return Ok(Checked {
-                op: req.op,
-                endpoint: req.endpoint,
-                staging_off: 0,
-                len: 0,
-                offset: 0,
-            })
-        }
-        abi::op::PWRITE | abi::op::PREAD | abi::op::WRITE | abi::op::READ => {}
-        _ => return Err(-libc::EINVAL),
+impl Staging {
+    /// Offset of the first byte in the staging area.
+    pub fn off(self) -> usize {
+        self.off
     }
-    let ep: &Endpoint = endpoints
-        .get(req.endpoint as usize)
-        .ok_or(-libc::EBADF)?
-        .borrow();
+
+    /// Bytes in the range (at least 1, at most `u32::MAX`).
+    pub fn len(self) -> usize {
+        self.len
+    }
+
+    /// Never true: validation refuses empty ranges (`-EINVAL`).
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// One past the last byte.
+    pub fn end(self) -> usize {
+        self.off + self.len
+    }
+}
+
+/// A request that passed the rulebook. Endpoint indexes name registered endpoints
+/// whose declared access and kind allow the op; staging ranges lie inside the
+/// staging area; file offsets are non-negative and `offset + len` fits an `i64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Completes with 0.
+    Nop,
+    /// `pwrite(endpoint, staging, offset)` on a file.
+    Pwrite {
+        endpoint: u32,
+        staging: Staging,
+        offset: u64,
+    },
+    /// `pread(endpoint, staging, offset)` on a file.
+    Pread {
+        endpoint: u32,
+        staging: Staging,
+        offset: u64,
+    },
+    /// `write(endpoint, staging)`: at the current position (streams, `O_APPEND` files).
+    Write { endpoint: u32, staging: Staging },
+    /// `read(endpoint, staging)`.
+    Read { endpoint: u32, staging: Staging },
+}
+
+impl Request {
+    /// The opcode's name, for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Nop => "nop",
+            Request::Pwrite { .. } => "pwrite",
+            Request::Pread { .. } => "pread",
+            Request::Write { .. } => "write",
+            Request::Read { .. } => "read",
+        }
+    }
+}
+
+/// What the rules check a request against: the channel's endpoint table and the
+/// length of its staging area.
+pub struct Bounds<'a> {
+    endpoints: &'a dyn Fn(u32) -> Option<&'a Endpoint>,
+    staging_len: u64,
+}
+
+impl<'a> Bounds<'a> {
+    /// The endpoint at `index`, if one is registered there.
+    pub fn endpoint(&self, index: u32) -> Option<&'a Endpoint> {
+        (self.endpoints)(index)
+    }
+
+    pub fn staging_len(&self) -> u64 {
+        self.staging_len
+    }
+}
+
+/// What one handler of a chain says about a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The opcode is this handler's and the request keeps its rules.
+    Accept(Request),
+    /// The opcode is this handler's and the request breaks a rule: `-errno`.
+    Refuse(Errno),
+    /// Not this handler's opcode: ask the next one.
+    Unhandled,
+}
+
+/// The rules of one family of opcodes.
+pub trait Handler: Sync {
+    /// Checks `req`, whose reserved fields are already known to be zero.
+    fn check(&self, req: &abi::Request, bounds: &Bounds<'_>) -> Verdict;
+}
+
+/// The I/O family: NOP, PWRITE, PREAD, WRITE, READ (rules 3 to 9 of the table).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IoRules;
+
+/// Which way an I/O opcode moves bytes, and whether it names a file position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Io {
+    Pwrite,
+    Pread,
+    Write,
+    Read,
+}
+
+impl Handler for IoRules {
+    fn check(&self, req: &abi::Request, bounds: &Bounds<'_>) -> Verdict {
+        let io = match req.op {
+            abi::op::NOP => return Verdict::Accept(Request::Nop),
+            abi::op::PWRITE => Io::Pwrite,
+            abi::op::PREAD => Io::Pread,
+            abi::op::WRITE => Io::Write,
+            abi::op::READ => Io::Read,
+            _ => return Verdict::Unhandled,
+        };
+        match io_rules(io, req, bounds) {
+            Ok(r) => Verdict::Accept(r),
+            Err(e) => Verdict::Refuse(e),
+        }
+    }
+}
+
+fn io_rules(io: Io, req: &abi::Request, bounds: &Bounds<'_>) -> Result<Request, Errno> {
+    let ep = bounds.endpoint(req.endpoint).ok_or(-libc::EBADF)?;
     if !ep.access.allows_op(req.op) {
         return Err(-libc::EBADF);
     }
     if !ep.kind.allows_op(req.op) {
         return Err(-libc::ESPIPE);
     }
+    let staging_len = bounds.staging_len();
     if req.len == 0 || u64::from(req.len) > staging_len {
         return Err(-libc::EINVAL);
     }
@@ -64,16 +204,87 @@ pub fn validate<E: Borrow<Endpoint>>(
     if end > staging_len {
         return Err(-libc::EFAULT);
     }
-    if matches!(req.op, abi::op::PWRITE | abi::op::PREAD) && req.offset < 0 {
-        return Err(-libc::EINVAL);
-    }
-    Ok(Checked {
-        op: req.op,
-        endpoint: req.endpoint,
-        staging_off: req.staging_off as usize,
+    // Inside an area this process mapped, so both fit a usize.
+    let staging = Staging {
+        off: usize::try_from(req.staging_off).map_err(|_| -libc::EFAULT)?,
         len: req.len as usize,
-        offset: req.offset,
+    };
+    let endpoint = req.endpoint;
+    let position = || -> Result<u64, Errno> {
+        if req.offset < 0 || req.offset > i64::MAX - i64::from(req.len) {
+            return Err(-libc::EINVAL);
+        }
+        Ok(req.offset as u64)
+    };
+    Ok(match io {
+        Io::Pwrite => Request::Pwrite {
+            endpoint,
+            staging,
+            offset: position()?,
+        },
+        Io::Pread => Request::Pread {
+            endpoint,
+            staging,
+            offset: position()?,
+        },
+        Io::Write => Request::Write { endpoint, staging },
+        Io::Read => Request::Read { endpoint, staging },
     })
+}
+
+/// A chain of handlers, asked in order.
+#[derive(Clone, Copy)]
+pub struct Rulebook<'h> {
+    handlers: &'h [&'h dyn Handler],
+}
+
+impl<'h> Rulebook<'h> {
+    /// gpuio's own rules: the I/O family alone.
+    pub const GPUIO: Rulebook<'static> = Rulebook {
+        handlers: &[&IoRules],
+    };
+
+    /// A chain of `handlers`, asked in order.
+    pub const fn new(handlers: &'h [&'h dyn Handler]) -> Self {
+        Self { handlers }
+    }
+
+    /// Rule 1, then each handler until one knows the opcode; `-EINVAL` if none does.
+    /// `endpoints` is the channel's table as the transport holds it (`Endpoint` or
+    /// `Arc<Endpoint>`).
+    pub fn check<E: Borrow<Endpoint>>(
+        &self,
+        req: &abi::Request,
+        endpoints: &[E],
+        staging_len: u64,
+    ) -> Result<Request, Errno> {
+        if req.flags != 0 {
+            return Err(-libc::EINVAL);
+        }
+        let lookup = |i: u32| endpoints.get(i as usize).map(Borrow::borrow);
+        let bounds = Bounds {
+            endpoints: &lookup,
+            staging_len,
+        };
+        for h in self.handlers {
+            match h.check(req, &bounds) {
+                Verdict::Accept(r) => return Ok(r),
+                Verdict::Refuse(e) => return Err(e),
+                Verdict::Unhandled => {}
+            }
+        }
+        Err(-libc::EINVAL)
+    }
+}
+
+/// Checks `req` with gpuio's rulebook ([`Rulebook::GPUIO`]): the typed request, or
+/// `-errno` of the first rule it breaks (see the table in the module doc).
+pub fn validate<E: Borrow<Endpoint>>(
+    req: &abi::Request,
+    endpoints: &[E],
+    staging_len: u64,
+) -> Result<Request, Errno> {
+    Rulebook::GPUIO.check(req, endpoints, staging_len)
 }
 
 #[cfg(test)]
@@ -137,9 +348,108 @@ mod tests {
             Err(-libc::EFAULT),
             "overflow"
         );
-        assert!(
-            v(req(abi::op::NOP, 99, 0, 0)).is_ok(),
+        assert_eq!(
+            v(abi::Request {
+                offset: -1,
+                ..req(abi::op::PWRITE, 0, 0, 16)
+            }),
+            Err(-libc::EINVAL),
+            "offset -1 (the file position) on a positioned op"
+        );
+        assert_eq!(
+            v(abi::Request {
+                offset: i64::MAX - 15,
+                ..req(abi::op::PREAD, 0, 0, 16)
+            }),
+            Err(-libc::EINVAL),
+            "offset + len past i64::MAX"
+        );
+        assert_eq!(
+            v(abi::Request {
+                flags: libc::RWF_APPEND as u32,
+                ..req(abi::op::PWRITE, 0, 0, 16)
+            }),
+            Err(-libc::EINVAL),
+            "reserved flags"
+        );
+        assert_eq!(
+            v(abi::Request {
+                flags: 1,
+                ..req(abi::op::NOP, 0, 0, 0)
+            }),
+            Err(-libc::EINVAL),
+            "reserved flags on a nop"
+        );
+        assert_eq!(
+            v(req(abi::op::NOP, 99, 0, 0)),
+            Ok(Request::Nop),
             "nop names no endpoint"
+        );
+    }
+
+    #[test]
+    fn an_accepted_request_is_typed_with_its_checked_range_and_offset() {
+        let (_f, eps) = table();
+        let r = abi::Request {
+            offset: 7,
+            ..req(abi::op::PREAD, 1, 100, 16)
+        };
+        let Ok(Request::Pread {
+            endpoint,
+            staging,
+            offset,
+        }) = validate(&r, &eps, 4096)
+        else {
+            panic!("a pread within the rules is accepted as a pread");
+        };
+        assert_eq!(
+            (endpoint, staging.off(), staging.end(), offset),
+            (1, 100, 116, 7)
+        );
+        let w = abi::Request {
+            offset: -1,
+            ..req(abi::op::WRITE, 0, 0, 8)
+        };
+        assert!(
+            matches!(
+                validate(&w, &eps, 4096),
+                Ok(Request::Write { endpoint: 0, .. })
+            ),
+            "a stream op ignores its offset"
+        );
+    }
+
+    /// Answers opcodes of another family ('T'): `T|1` is accepted as a NOP.
+    struct TestFamily;
+    impl Handler for TestFamily {
+        fn check(&self, req: &abi::Request, _: &Bounds<'_>) -> Verdict {
+            match req.op {
+                op if op == u32::from(b'T') << 24 | 1 => Verdict::Accept(Request::Nop),
+                op if op >> 24 == u32::from(b'T') => Verdict::Refuse(-libc::ENOSYS),
+                _ => Verdict::Unhandled,
+            }
+        }
+    }
+
+    #[test]
+    fn an_opcode_a_handler_does_not_know_passes_to_the_next_and_none_left_is_einval() {
+        let (_f, eps) = table();
+        let chain = Rulebook::new(&[&IoRules, &TestFamily]);
+        let t = |n: u32| req(u32::from(b'T') << 24 | n, 0, 0, 0);
+        assert_eq!(chain.check(&t(1), &eps, 4096), Ok(Request::Nop));
+        assert_eq!(chain.check(&t(2), &eps, 4096), Err(-libc::ENOSYS));
+        assert!(chain
+            .check(&req(abi::op::PWRITE, 0, 0, 4), &eps, 4096)
+            .is_ok());
+        assert_eq!(
+            Rulebook::GPUIO.check(&t(1), &eps, 4096),
+            Err(-libc::EINVAL),
+            "without the handler, its opcodes are unknown"
+        );
+        assert_eq!(
+            chain.check(&abi::Request { flags: 2, ..t(1) }, &eps, 4096),
+            Err(-libc::EINVAL),
+            "reserved fields are checked before any handler"
         );
     }
 }

@@ -511,4 +511,42 @@ GPUIO_KERNEL(gpuio_k_queue_echo)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* The rulebook's table (src/conformance.rs): each request of a table the host
+ * wrote, made raw (through the transport, past the public calls' checks) or
+ * through the public call for its opcode; every transport must answer each the
+ * same. Before it starts, byte i of the kernel's own staging area is
+ * 'a' + i % 26 (i < 64), for the table's good requests to write.
+ * params: [0] device address of gpuio_request[n], [1] n, [2 + i] in: 0 raw,
+ * 1 public call; out: row i's result. */
+GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  gpuio_u64 off = 0, room = 0;
+  char *user = gpuio_user_staging(ch, &off, &room);
+  for (gpuio_u64 i = 0; i < 64 && i < room; i++) user[i] = (char)('a' + i % 26);
+  const gpuio_request *table = (const gpuio_request *)p[0];
+  char buf[64];
+  for (gpuio_u64 i = 0; i < p[1]; i++) {
+    const gpuio_request r = table[i];
+    gpuio_i64 res;
+    if (p[2 + i] == 0) {
+      res = gpuio_impl_request_raw(ch, &r);
+    } else if (r.flags != 0) {
+      res = gpuio_impl_request_staged(ch, r); /* what the staged calls use: no call takes flags */
+    } else if (r.op == GPUIO_OP_NOP) {
+      res = gpuio_nop(ch);
+    } else if (r.op == GPUIO_OP_PWRITE) {
+      res = gpuio_pwrite_staged(ch, r.endpoint, r.staging_off, r.len, r.offset);
+    } else if (r.op == GPUIO_OP_PREAD) {
+      res = gpuio_pread_staged(ch, r.endpoint, r.staging_off, r.len, r.offset);
+    } else if (r.op == GPUIO_OP_WRITE) {
+      res = r.len <= sizeof buf ? gpuio_write(ch, r.endpoint, user, r.len) : -GPUIO_EMSGSIZE;
+    } else if (r.op == GPUIO_OP_READ) {
+      res = r.len <= sizeof buf ? gpuio_read(ch, r.endpoint, buf, r.len) : -GPUIO_EMSGSIZE;
+    } else {
+      res = gpuio_impl_request_staged(ch, r);
+    }
+    p[2 + i] = (gpuio_u64)res;
+  }
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

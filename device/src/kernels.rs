@@ -111,6 +111,7 @@ kernels!(
     gpuio_k_queue_fill,
     gpuio_k_queue_recv,
     gpuio_k_queue_echo,
+    gpuio_k_rulebook,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.

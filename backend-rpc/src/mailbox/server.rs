@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use gpuio_core::abi;
 use gpuio_core::endpoint::Endpoint;
 use gpuio_core::memory::SharedMemory;
-use gpuio_core::request::{self, Checked};
+use gpuio_core::request::{self, Request};
 use gpuio_core::transport::{Backoff, Counters, TransportError};
 use gpuio_core::KeepAlive;
 
@@ -219,14 +219,18 @@ pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
         return false;
     }
     let req = ports.request(i);
-    if !ready(shared, &req) {
+    let checked = validate(shared, &req);
+    if matches!(checked, Ok(r) if !ready(shared, &r)) {
         // A stream that would block: answering it now would stop this thread, and
         // every port it serves, until data comes. Leave it pending (the caller's
         // deadline still bounds its wait) and look again next round.
         return false;
     }
     shared.counters.submitted.fetch_add(1, Ordering::AcqRel);
-    let result = execute(shared, &req);
+    let result = match checked {
+        Ok(r) => execute(shared, &r),
+        Err(errno) => i64::from(errno),
+    };
     let counter = if result >= 0 {
         &shared.counters.completed
     } else {
@@ -241,17 +245,17 @@ pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
 
 /// Whether `req` can run without blocking: stream reads and writes wait until
 /// `poll` says their endpoint is ready; everything else (positioned I/O on
-/// files, NOPs, requests validation will refuse) is ready at once.
-fn ready(shared: &Shared, req: &abi::Request) -> bool {
+/// files, NOPs) is ready at once.
+fn ready(shared: &Shared, req: &Request) -> bool {
     use rustix::event::{poll, PollFd, PollFlags};
-    let events = match req.op {
-        abi::op::READ => PollFlags::IN,
-        abi::op::WRITE => PollFlags::OUT,
-        _ => return true,
+    let (endpoint, events) = match *req {
+        Request::Read { endpoint, .. } => (endpoint, PollFlags::IN),
+        Request::Write { endpoint, .. } => (endpoint, PollFlags::OUT),
+        Request::Nop | Request::Pwrite { .. } | Request::Pread { .. } => return true,
     };
     let Some(fd) = shared
         .endpoints
-        .get(req.endpoint as usize)
+        .get(endpoint as usize)
         .and_then(|ep| ep.fd())
     else {
         return true;
@@ -270,32 +274,35 @@ fn ready(shared: &Shared, req: &abi::Request) -> bool {
     }
 }
 
-/// Validates `req` and, if it passes, makes its one syscall. `>= 0` or `-errno`.
-pub(crate) fn execute(shared: &Shared, req: &abi::Request) -> i64 {
-    let checked = match request::validate(req, &shared.endpoints, shared.staging.len) {
-        Ok(c) => c,
-        Err(errno) => {
-            tracing::debug!(
-                op = abi::op::name(req.op),
-                endpoint = req.endpoint,
-                len = req.len,
-                staging_off = req.staging_off,
-                errno,
-                "request refused"
-            );
-            return i64::from(errno);
+/// Checks `req` against the rulebook ([`request::validate`]); a refusal is logged.
+pub(crate) fn validate(shared: &Shared, req: &abi::Request) -> Result<Request, i32> {
+    request::validate(req, &shared.endpoints, shared.staging.len).inspect_err(|&errno| {
+        tracing::debug!(
+            op = abi::op::name(req.op),
+            endpoint = req.endpoint,
+            len = req.len,
+            flags = req.flags,
+            staging_off = req.staging_off,
+            offset = req.offset,
+            errno,
+            "request refused"
+        );
+    })
+}
+
+/// Makes the one syscall of a validated request. `>= 0` or `-errno`.
+pub(crate) fn execute(shared: &Shared, req: &Request) -> i64 {
+    let (endpoint, staging) = match *req {
+        Request::Nop => return 0,
+        Request::Pwrite {
+            endpoint, staging, ..
         }
+        | Request::Pread {
+            endpoint, staging, ..
+        }
+        | Request::Write { endpoint, staging }
+        | Request::Read { endpoint, staging } => (endpoint, staging),
     };
-    let Checked {
-        op,
-        endpoint,
-        staging_off,
-        len,
-        offset,
-    } = checked;
-    if op == abi::op::NOP {
-        return 0;
-    }
     let Some(fd) = shared
         .endpoints
         .get(endpoint as usize)
@@ -303,18 +310,21 @@ pub(crate) fn execute(shared: &Shared, req: &abi::Request) -> i64 {
     else {
         return -i64::from(libc::EBADF);
     };
-    // SAFETY: `validate` checked staging_off + len <= staging.len, and the staging
-    // area (kept alive by `Shared::_keep`) is at least that long.
-    let buf = unsafe { shared.staging.host.as_ptr().add(staging_off) };
+    // SAFETY: `validate` checked that the range lies inside the staging area (kept
+    // alive by `Shared::_keep`).
+    let buf = unsafe { shared.staging.host.as_ptr().add(staging.off()) };
+    let len = staging.len();
+    // Validated offsets are at most i64::MAX - len.
+    let at = |offset: u64| offset as i64;
     // SAFETY: `buf .. buf + len` lies in the mapped staging area, which outlives this
     // call; no Rust reference points into it.
     let r = unsafe {
-        match op {
-            abi::op::PWRITE => sys::pwrite(fd, buf, len, offset),
-            abi::op::PREAD => sys::pread(fd, buf, len, offset),
-            abi::op::WRITE => sys::write(fd, buf, len),
-            abi::op::READ => sys::read(fd, buf, len),
-            _ => return -i64::from(libc::EINVAL),
+        match *req {
+            Request::Pwrite { offset, .. } => sys::pwrite(fd, buf, len, at(offset)),
+            Request::Pread { offset, .. } => sys::pread(fd, buf, len, at(offset)),
+            Request::Write { .. } => sys::write(fd, buf, len),
+            Request::Read { .. } => sys::read(fd, buf, len),
+            Request::Nop => return 0,
         }
     };
     match r {

@@ -49,6 +49,17 @@ use crate::transport::{
 use host::{RingOwner, Snapshot};
 pub use waker::{Waker, WakerConfig};
 
+/// Bits of an SQE's `user_data` below which the device puts the request's position;
+/// above them it puts the errno of a request its rulebook refused, submitted as a
+/// NOP (`GPUIO_DIRECT_SEQ_SHIFT` and `gpuio_direct_submit` in `gpuio/direct.h`).
+const REFUSED_SHIFT: u32 = 52;
+
+/// Whether a completion answers its request with success: `res >= 0`, and not the
+/// stand-in NOP of a refused request (whose waiter is answered `-errno`).
+fn answered_ok(c: &crate::uring::Completion) -> bool {
+    c.res >= 0 && c.user_data >> REFUSED_SHIFT == 0
+}
+
 /// Builds direct transports. `Default` gives a 50 ms SQPOLL idle time and a waker
 /// polling every 30 µs while busy, backing off to 1 ms when idle.
 #[derive(Clone, Debug)]
@@ -177,7 +188,7 @@ impl Transport for DirectTransport {
             .stop(deadline.max(Instant::now() + Duration::from_millis(20)));
         problems.extend(waker.problems);
 
-        let left_ok = leftover.iter().filter(|c| c.res >= 0).count() as u64;
+        let left_ok = leftover.iter().filter(|c| answered_ok(c)).count() as u64;
         let left_failed = leftover.len() as u64 - left_ok;
         if !leftover.is_empty() {
             tracing::info!(

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::abi::{self, stamp};
+use crate::abi::stamp;
 use crate::endpoint::Endpoint;
 use crate::memory::SharedRegion;
-use crate::request::{validate, Checked};
+use crate::request::{validate, Request, Staging};
 use crate::transport::{Backoff, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
@@ -323,8 +323,8 @@ impl Forwarder {
             self.counters.submitted.fetch_add(1, Ordering::AcqRel);
             match validate(&req, &self.endpoints, self.staging_len) {
                 Err(errno) => self.answer(pos, i64::from(errno)),
-                Ok(checked) => {
-                    let sqe = self.sqe(&checked).user_data(pos);
+                Ok(request) => {
+                    let sqe = self.sqe(&request).user_data(pos);
                     // SAFETY: the SQE's buffer lies inside the staging area (validated
                     // above), which the channel keeps alive past `close()`; the
                     // request's entry and staging chunk stay the device's untouched
@@ -345,33 +345,46 @@ impl Forwarder {
     }
 
     /// The SQE for a validated request.
-    fn sqe(&self, c: &Checked) -> squeue::Entry {
+    fn sqe(&self, req: &Request) -> squeue::Entry {
         let base = self.staging.host_ptr.as_ptr();
-        // `validate` put [staging_off, +len) inside the staging area.
-        let buf = base.wrapping_add(c.staging_off);
-        let len = c.len as u32;
-        let offset = match c.op {
-            abi::op::PWRITE | abi::op::PREAD => c.offset as u64,
-            // -1: the file position (ignored by pipes and sockets).
-            _ => u64::MAX,
-        };
-        let ep = c.endpoint;
+        // `validate` put the staging range inside the staging area; its length came
+        // from a request's `u32`.
+        let ptr = |s: Staging| base.wrapping_add(s.off());
         macro_rules! rw {
-            ($op:ident, $buf:expr) => {
+            ($op:ident, $ep:expr, $ptr:expr, $staging:expr, $offset:expr) => {{
+                let (ep, len) = ($ep, $staging.len() as u32);
                 match self.files {
-                    Files::Fixed => opcode::$op::new(types::Fixed(ep), $buf, len)
-                        .offset(offset)
+                    Files::Fixed => opcode::$op::new(types::Fixed(ep), $ptr, len)
+                        .offset($offset)
                         .build(),
-                    Files::Raw => opcode::$op::new(types::Fd(self.fds[ep as usize]), $buf, len)
-                        .offset(offset)
+                    Files::Raw => opcode::$op::new(types::Fd(self.fds[ep as usize]), $ptr, len)
+                        .offset($offset)
                         .build(),
                 }
-            };
+            }};
         }
-        match c.op {
-            abi::op::PWRITE | abi::op::WRITE => rw!(Write, buf.cast_const()),
-            abi::op::PREAD | abi::op::READ => rw!(Read, buf),
-            _ => opcode::Nop::new().build(),
+        // Stream ops pass u64::MAX (-1): the file position (ignored by pipes and
+        // sockets).
+        match *req {
+            Request::Nop => opcode::Nop::new().build(),
+            Request::Pwrite {
+                endpoint: ep,
+                staging: s,
+                offset,
+            } => rw!(Write, ep, ptr(s).cast_const(), s, offset),
+            Request::Pread {
+                endpoint: ep,
+                staging: s,
+                offset,
+            } => rw!(Read, ep, ptr(s), s, offset),
+            Request::Write {
+                endpoint: ep,
+                staging: s,
+            } => rw!(Write, ep, ptr(s).cast_const(), s, u64::MAX),
+            Request::Read {
+                endpoint: ep,
+                staging: s,
+            } => rw!(Read, ep, ptr(s), s, u64::MAX),
         }
     }
 

@@ -296,6 +296,27 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
   return 0;
 }
 
+/* The rulebook (core/src/request.rs has the table): the same rules, in the same
+ * order and with the same answers, as the host's validation on forward and mailbox.
+ * Every public call checks its request with it; on direct, gpuio_direct_submit
+ * checks again where a request becomes an SQE, since no host ever sees it. */
+GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_request *r) {
+  const bool positioned = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_PREAD;
+  const bool writes = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_WRITE;
+  if (r->flags != 0) return -GPUIO_EINVAL; /* reserved */
+  if (r->op == GPUIO_OP_NOP) return 0;
+  if (!positioned && r->op != GPUIO_OP_WRITE && r->op != GPUIO_OP_READ) return -GPUIO_EINVAL;
+  if (r->endpoint >= ch->endpoint_count) return -GPUIO_EBADF;
+  const gpuio_endpoint *ep = gpuio_ptr<const gpuio_endpoint>(ch->endpoints) + r->endpoint;
+  if (!(ep->access & (writes ? GPUIO_ACCESS_WRITE : GPUIO_ACCESS_READ))) return -GPUIO_EBADF;
+  if (positioned && ep->kind != GPUIO_EP_FILE) return -GPUIO_ESPIPE;
+  if (ep->kind == GPUIO_EP_HOST_QUEUE) return -GPUIO_ESPIPE; /* gpuio_send / gpuio_recv */
+  if (r->len == 0 || r->len > ch->staging_len) return -GPUIO_EINVAL;
+  if (r->staging_off > ch->staging_len || ch->staging_len - r->staging_off < r->len) return -GPUIO_EFAULT;
+  if (positioned && (r->offset < 0 || r->offset > (gpuio_i64)(0x7fffffffffffffffull - r->len))) return -GPUIO_EINVAL;
+  return 0;
+}
+
 #include "gpuio/direct.h"
 #include "gpuio/forward.h"
 #include "gpuio/mailbox.h"
@@ -380,23 +401,6 @@ GPUIO_FN void gpuio_impl_release(const gpuio_channel *ch, gpuio_slot *s) {
   case GPUIO_TRANSPORT_MAILBOX: gpuio_mailbox_release(ch, s); break;
   default: break;
   }
-}
-
-/* The same rules, in the same order, as the host's validation (core/src/request.rs). */
-GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_request *r) {
-  bool positioned = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_PREAD;
-  bool writes = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_WRITE;
-  if (r->op == GPUIO_OP_NOP) return 0;
-  if (!positioned && r->op != GPUIO_OP_WRITE && r->op != GPUIO_OP_READ) return -GPUIO_EINVAL;
-  if (r->endpoint >= ch->endpoint_count) return -GPUIO_EBADF;
-  const gpuio_endpoint *ep = gpuio_ptr<const gpuio_endpoint>(ch->endpoints) + r->endpoint;
-  if (!(ep->access & (writes ? GPUIO_ACCESS_WRITE : GPUIO_ACCESS_READ))) return -GPUIO_EBADF;
-  if (positioned && ep->kind != GPUIO_EP_FILE) return -GPUIO_ESPIPE;
-  if (ep->kind == GPUIO_EP_HOST_QUEUE) return -GPUIO_ESPIPE; /* gpuio_send / gpuio_recv */
-  if (r->len == 0 || r->len > ch->staging_len) return -GPUIO_EINVAL;
-  if (r->staging_off > ch->staging_len || ch->staging_len - r->staging_off < r->len) return -GPUIO_EFAULT;
-  if (positioned && r->offset < 0) return -GPUIO_EINVAL;
-  return 0;
 }
 
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
@@ -485,8 +489,8 @@ GPUIO_FN gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op, gp
                                   gpuio_i64 offset) {
   int e = gpuio_impl_check_channel(ch);
   if (e) return e;
-  gpuio_request probe = {op, ep, 1, 0, 0, offset};
-  if (len == 0) return -GPUIO_EINVAL;
+  /* The first chunk, checked before any byte is copied (len 0 breaks rule 7). */
+  gpuio_request probe = {op, ep, (gpuio_u32)(len < ch->slot_size ? len : ch->slot_size), 0, 0, offset};
   e = gpuio_impl_check_request(ch, &probe);
   if (e) return e;
   bool to_endpoint = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;
@@ -556,8 +560,8 @@ GPUIO_FN gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 o
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
   int e = gpuio_impl_check_channel(ch);
   if (e) return e;
-  gpuio_request probe = {op, ep, 1, 0, 0, offset};
-  if (len == 0) return -GPUIO_EINVAL;
+  /* The first chunk, checked before any byte is copied (len 0 breaks rule 7). */
+  gpuio_request probe = {op, ep, (gpuio_u32)(len < ch->slot_size ? len : ch->slot_size), 0, 0, offset};
   e = gpuio_impl_check_request(ch, &probe);
   if (e) return e;
   const bool to_endpoint = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;

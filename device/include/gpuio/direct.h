@@ -45,10 +45,6 @@
 #define GPUIO_DIRECT_SEQ_POS ((1ull << GPUIO_DIRECT_SEQ_SHIFT) - 1ull)
 #define GPUIO_DIRECT_SEQ_MAX_GAVE_UP ((1ull << (64u - GPUIO_DIRECT_SEQ_SHIFT)) - 1ull)
 
-/* An opcode past IORING_OP_LAST: the kernel fails the SQE with -EINVAL. Used for
- * request opcodes this header does not know, so they fail without a hole. */
-#define GPUIO_DIRECT_OP_INVALID 0xffu
-
 GPUIO_FN gpuio_direct_state *gpuio_direct_st(const gpuio_channel *ch) {
   return gpuio_ptr<gpuio_direct_state>(ch->direct.state);
 }
@@ -101,12 +97,14 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
   }
 }
 
-/* Writes SQE `pos & sq_mask` (a copy of `sqe` with user_data = pos), sets the slot's
+/* Writes SQE `pos & sq_mask` (a copy of `sqe` with user_data = pos, and above the
+ * position the errno of a refused request: see gpuio_direct_submit), sets the slot's
  * state and stamps it ready, then publishes. The caller owns position `pos`. */
-GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_u64 pos, const gpuio_sqe *sqe, gpuio_u32 state) {
+GPUIO_FN void gpuio_direct_fill_refused(const gpuio_channel *ch, gpuio_u64 pos, const gpuio_sqe *sqe,
+                                        gpuio_u32 state, gpuio_u32 refused) {
   const gpuio_u32 idx = (gpuio_u32)(pos & ch->direct.sq_mask);
   gpuio_sqe e = *sqe;
-  e.user_data = pos;
+  e.user_data = pos | ((gpuio_u64)refused << GPUIO_DIRECT_SEQ_SHIFT);
   gpuio_ptr<gpuio_sqe>(ch->direct.sqes)[idx] = e;
   gpuio_st_relaxed_32(gpuio_ptr<gpuio_u32>(ch->direct.sq_array) + idx, idx);
   gpuio_direct_slot *sl = gpuio_direct_slot_of(ch, pos);
@@ -114,6 +112,9 @@ GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_u64 pos, const gp
   gpuio_st_release_64(&sl->ready, pos + 1); /* the SQE and state before the stamp */
   gpuio_fence_sc();                         /* the stamp before trying the lock */
   gpuio_direct_publish(ch);
+}
+GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_u64 pos, const gpuio_sqe *sqe, gpuio_u32 state) {
+  gpuio_direct_fill_refused(ch, pos, sqe, state, 0u);
 }
 
 /* Fills position `pos` (whose slot the caller owns) with a NOP nobody waits for:
@@ -185,8 +186,12 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
     const gpuio_cqe *c = &cqes[head & ch->direct.cq_mask];
     /* System-scope loads: a CQE slot is rewritten by the kernel every lap, so no
      * cached copy may be used. */
-    const gpuio_u64 pos = gpuio_ld_relaxed_64(&c->user_data);
-    const gpuio_i32 res = (gpuio_i32)gpuio_ld_relaxed_32((const gpuio_u32 *)&c->res);
+    const gpuio_u64 ud = gpuio_ld_relaxed_64(&c->user_data);
+    const gpuio_u64 pos = ud & GPUIO_DIRECT_SEQ_POS;
+    /* A refused request's stand-in NOP answers with the rulebook's errno. */
+    const gpuio_u32 refused = (gpuio_u32)(ud >> GPUIO_DIRECT_SEQ_SHIFT);
+    const gpuio_i32 res =
+        refused ? -(gpuio_i32)refused : (gpuio_i32)gpuio_ld_relaxed_32((const gpuio_u32 *)&c->res);
     if (res >= 0) ++ok;
     else ++bad;
     gpuio_direct_complete(ch, pos, res);
@@ -262,19 +267,27 @@ GPUIO_FN void gpuio_direct_submit_sqe(const gpuio_channel *ch, gpuio_slot *s, co
   gpuio_direct_fill(ch, s->pos, sqe, GPUIO_SLOT_IN_FLIGHT);
 }
 
+/* Turns a request into its SQE and submits it. A request the rulebook refuses
+ * (gpuio_impl_check_request: the same table forward's and mailbox's hosts apply)
+ * is not turned into I/O: its position is filled with a NOP whose user_data
+ * carries the errno, and the reaper answers the waiter with -errno. So a request
+ * that skipped the public calls' checks (gpuio_impl_request_raw) gets the same
+ * answer on direct as on the other transports, and counts as failed like there. */
 GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   gpuio_sqe e = {};
   e.flags = GPUIO_IOSQE_FIXED_FILE; /* the ring requires it on every SQE */
-  bool io = true;
-  switch (r->op) {
-  case GPUIO_OP_NOP: e.opcode = GPUIO_IORING_OP_NOP; io = false; break;
-  case GPUIO_OP_PWRITE: e.opcode = GPUIO_IORING_OP_WRITE_FIXED; e.off = (gpuio_u64)r->offset; break;
-  case GPUIO_OP_PREAD: e.opcode = GPUIO_IORING_OP_READ_FIXED; e.off = (gpuio_u64)r->offset; break;
-  case GPUIO_OP_WRITE: e.opcode = GPUIO_IORING_OP_WRITE_FIXED; e.off = ~0ull; break; /* current position */
-  case GPUIO_OP_READ: e.opcode = GPUIO_IORING_OP_READ_FIXED; e.off = ~0ull; break;
-  default: e.opcode = GPUIO_DIRECT_OP_INVALID; io = false; break;
+  e.opcode = GPUIO_IORING_OP_NOP;
+  const int refused = gpuio_impl_check_request(ch, r);
+  if (refused) {
+    gpuio_direct_fill_refused(ch, s->pos, &e, GPUIO_SLOT_IN_FLIGHT, (gpuio_u32)-refused);
+    return;
   }
-  if (io) {
+  /* Past the rulebook the op is one of these five, and the rest is in range. */
+  const bool writes = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_WRITE;
+  const bool positioned = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_PREAD;
+  if (r->op != GPUIO_OP_NOP) {
+    e.opcode = writes ? GPUIO_IORING_OP_WRITE_FIXED : GPUIO_IORING_OP_READ_FIXED;
+    e.off = positioned ? (gpuio_u64)r->offset : ~0ull; /* ~0: the current position */
     e.fd = (gpuio_i32)r->endpoint; /* index into the fixed-file table */
     e.addr = ch->direct.fixed_buffer_host + r->staging_off;
     e.len = r->len;
@@ -321,7 +334,26 @@ GPUIO_FN void gpuio_direct_release(const gpuio_channel *ch, gpuio_slot *s) { gpu
 /* Runs one SQE exactly as given (except user_data) through the ring and returns the
  * CQE's res, or -errno from the channel (closed, timed out). What a kernel that
  * bypasses this header could submit: the ring's restrictions must refuse anything
- * outside NOP / READ_FIXED / WRITE_FIXED on fixed files and fixed buffer 0. */
+ * outside NOP / READ_FIXED / WRITE_FIXED on fixed files and fixed buffer 0.
+ *
+ * What the ring itself enforces. An SQE a kernel writes on its own passes neither
+ * gpuio_impl_check_request nor gpuio_direct_submit; only io_uring stands between
+ * it and the files, and io_uring's restrictions filter opcodes, SQE flags and
+ * (with the registration) which files and memory an SQE reaches. Against the
+ * rulebook (core/src/request.rs), rule by rule:
+ *   enforced, with io_uring's own errnos:
+ *     unknown opcode         only NOP / READ_FIXED / WRITE_FIXED pass    -EACCES
+ *     endpoint registered    IOSQE_FIXED_FILE required, fixed-file table -EBADF
+ *     declared access        each fixed file is a reopening with exactly
+ *                            the declared access                          -EBADF
+ *     inside staging         fixed buffer 0 is the staging area           -EFAULT
+ *   not enforceable (the restrictions do not look at these fields):
+ *     reserved flags         the SQE's rw_flags (RWF_APPEND, RWF_NOWAIT, ...) pass
+ *     positioned op on a file  a pipe or socket fixed file is written or read
+ *     len > 0                a zero-length op completes with 0
+ *     offset >= 0            off = -1 uses (and moves) the file position
+ * So a hostile kernel can bend those four rules on its own channel, within the
+ * files and access the host declared, and nothing beyond them. */
 GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe *sqe) {
   if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
