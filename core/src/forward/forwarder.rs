@@ -161,8 +161,13 @@ impl Forwarder {
         control: Arc<Control>,
         counters: Arc<AtomicCounters>,
     ) -> Result<Self, TransportError> {
-        let ring = IoUring::new(config.ring_entries)
-            .map_err(|e| TransportError::os("io_uring_setup", e))?;
+        // Retried while the kernel may still be freeing a ring closed just before
+        // (its pages count against RLIMIT_MEMLOCK until then: `retry_transient`).
+        let ring = crate::uring::retry_transient(
+            |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::ENOMEM | libc::EAGAIN)),
+            || IoUring::new(config.ring_entries),
+        )
+        .map_err(|e| TransportError::os("io_uring_setup", e))?;
         let capacity = ring.params().sq_entries();
         let fds: Vec<i32> = endpoints.iter().map(|e| e.fd().as_raw_fd()).collect();
         let slots = queue.entries().len();
