@@ -201,10 +201,7 @@ fn run_once(
         transport: channel.transport(),
     };
     if pair != factory.pair() {
-        eprintln!(
-            "gpuio run: running on {pair} instead of {}",
-            factory.pair()
-        );
+        eprintln!("gpuio run: running on {pair} instead of {}", factory.pair());
     }
     let start = Instant::now();
     let cpu_start = process_cpu_time();

@@ -521,9 +521,7 @@ impl Runtime {
         let fallback = ranked
             .iter()
             .filter(|s| {
-                s.pair.backend == pair.backend
-                    && s.pair != pair
-                    && s.availability.is_available()
+                s.pair.backend == pair.backend && s.pair != pair && s.availability.is_available()
             })
             .map(|s| s.pair.transport)
             .collect();
@@ -707,8 +705,7 @@ impl ChannelFactory {
                     ),
                 }
             }
-            let error = match crate::backends::open(&self.backend, &self.probe, transport, config)
-            {
+            let error = match crate::backends::open(&self.backend, &self.probe, transport, config) {
                 Ok(channel) => return Ok(channel),
                 Err(e) => e,
             };
@@ -724,7 +721,9 @@ impl ChannelFactory {
                         backend: self.pair.backend,
                         transport: to,
                     },
-                    reason: failures.last().map_or_else(String::new, |f| f.error.to_string()),
+                    reason: failures
+                        .last()
+                        .map_or_else(String::new, |f| f.error.to_string()),
                 };
                 tracing::warn!(%fallback, "falling back");
                 if let Ok(mut taken) = self.taken.lock() {
@@ -989,7 +988,10 @@ mod tests {
         ]);
         // The chosen backend's device stays: no fallback to the CPU device.
         assert_eq!(fallback_order(&rt, None), ["cuda/mailbox"]);
-        assert_eq!(fallback_order(&rt, Some("cpu")), ["cpu/forward", "cpu/mailbox"]);
+        assert_eq!(
+            fallback_order(&rt, Some("cpu")),
+            ["cpu/forward", "cpu/mailbox"]
+        );
         assert!(fallback_order(&rt, Some("cpu/direct")).is_empty());
         let rt = runtime(vec![("cpu", false, [UP(1), UP(50), UP(99)])]);
         assert_eq!(fallback_order(&rt, None), ["cpu/forward", "cpu/direct"]);
