@@ -233,7 +233,7 @@ pub enum OpenError {
     /// The chosen pair failed for a reason another transport would not avoid (or
     /// it was the only one there is), before any fallback.
     #[error(transparent)]
-    Failed(BackendError),
+    Failed(Box<BackendError>),
     /// The pair was forced, so its resource failure is not replaced by another
     /// transport.
     #[error("{pair} was asked for ({request}) and could not open; a forced pair does not fall back to another transport: {source}")]
@@ -241,7 +241,7 @@ pub enum OpenError {
         pair: Pair,
         request: String,
         #[source]
-        source: BackendError,
+        source: Box<BackendError>,
     },
     /// Every transport tried failed; each failure, in the order tried.
     #[error("no transport of {backend} could open a channel: {}", list_failures(.failures))]
@@ -748,9 +748,9 @@ impl ChannelFactory {
             Some(request) if error.is_resource() => Err(OpenError::Forced {
                 pair,
                 request: request.clone(),
-                source: error,
+                source: Box::new(error),
             }),
-            _ => Err(OpenError::Failed(error)),
+            _ => Err(OpenError::Failed(Box::new(error))),
         }
     }
 }
