@@ -3,6 +3,11 @@
 //! Every command first resolves the backend (`--backend`, else `GPUIO_BACKEND`, else
 //! the best available pair), so a forced pair that is unavailable stops every
 //! command with the probe's reason.
+//!
+//! `gpuio probe` ends by opening (and at once closing) one channel of the default
+//! configuration on the chosen pair, as a program's first `open` would: what it
+//! reports is what opens, and where the chosen pair could not open for a reason of
+//! resources, the report shows the fallback and its reason.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -10,7 +15,7 @@ use std::process::ExitCode;
 use gpuio_core::backend::Availability;
 use serde::Serialize;
 
-use crate::runtime::{ChannelFactory, Request, Runtime, SelectError};
+use crate::runtime::{ChannelFactory, Fallback, Request, Runtime, SelectError};
 
 /// Exit status when the backend asked for is unavailable or the request is malformed.
 pub const EXIT_UNAVAILABLE: u8 = 1;
@@ -42,11 +47,35 @@ pub struct CapabilityRow {
     pub value: String,
 }
 
+/// One fallback of `open` (see [`crate::runtime::Fallback`]).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FallbackRow {
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+impl From<&Fallback> for FallbackRow {
+    fn from(f: &Fallback) -> Self {
+        Self {
+            from: f.from.to_string(),
+            to: f.to.to_string(),
+            reason: f.reason.clone(),
+        }
+    }
+}
+
 /// Everything `gpuio probe` shows; `--json` prints it as is.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct ProbeReport {
     /// The chosen pair (`cpu/direct`), or none when the request could not be met.
     pub chosen: Option<String>,
+    /// The pair a channel of the default configuration opened on (the chosen one,
+    /// or where `open` fell back to); none before [`ProbeReport::check_open`] or
+    /// when no channel opened.
+    pub opened: Option<String>,
+    /// The fallbacks that open took, each with its reason.
+    pub fallbacks: Vec<FallbackRow>,
     /// What `--backend` / `GPUIO_BACKEND` asked for.
     pub requested: Option<String>,
     /// Why the request could not be met.
@@ -94,11 +123,45 @@ impl ProbeReport {
             .collect();
         Self {
             chosen: chosen.map(|p| p.to_string()),
+            opened: None,
+            fallbacks: Vec::new(),
             requested: request.map(ToString::to_string),
             error: choice.err().map(|e| e.to_string()),
             pairs,
             backends,
         }
+    }
+
+    /// Opens one channel of the default configuration on `factory` (the chosen
+    /// pair) and closes it: `opened` and `fallbacks` say what happened; a channel
+    /// that opens nowhere is the report's `error`.
+    pub fn check_open(&mut self, factory: &ChannelFactory) {
+        let before = factory.fallbacks().len();
+        match factory.open(gpuio_core::ChannelConfig::default()) {
+            Ok(channel) => {
+                self.opened = Some(
+                    crate::runtime::Pair {
+                        backend: factory.pair().backend,
+                        transport: channel.transport(),
+                    }
+                    .to_string(),
+                );
+                let report = channel.close();
+                if !report.is_clean() {
+                    tracing::warn!(%report, "the probe's channel did not close cleanly");
+                }
+            }
+            Err(e) => {
+                self.error = Some(format!(
+                    "{} was chosen, but a channel of the default configuration does not open: {e}",
+                    factory.pair()
+                ));
+            }
+        }
+        self.fallbacks = factory.fallbacks()[before..]
+            .iter()
+            .map(FallbackRow::from)
+            .collect();
     }
 
     /// The table a person reads.
@@ -151,6 +214,16 @@ impl ProbeReport {
                 let _ = writeln!(out, "chosen: none");
             }
         }
+        for f in &self.fallbacks {
+            let _ = writeln!(
+                out,
+                "fell back: {} could not open a channel, so {} was tried: {}",
+                f.from, f.to, f.reason
+            );
+        }
+        if let (Some(opened), false) = (&self.opened, self.fallbacks.is_empty()) {
+            let _ = writeln!(out, "opened: {opened}");
+        }
         out
     }
 }
@@ -158,7 +231,10 @@ impl ProbeReport {
 /// `gpuio probe`: the table (or JSON) of every pair; fails when the pair asked
 /// for is unavailable, after printing the table.
 pub fn probe(runtime: &Runtime, request: Option<&Request>, json: bool) -> ExitCode {
-    let report = ProbeReport::new(runtime, request);
+    let mut report = ProbeReport::new(runtime, request);
+    if let Ok(factory) = runtime.choose(request) {
+        report.check_open(&factory);
+    }
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(text) => print_stdout(&format!("{text}\n")),

@@ -69,7 +69,7 @@ pub use gpuio_device as device;
 
 pub use gpuio_core::device::{DeviceError, Module, RunningKernel};
 pub use gpuio_core::{Access, Channel, ChannelConfig, CloseReport, Endpoint, EndpointKind};
-pub use runtime::{ChannelFactory, Pair, Runtime, RuntimeError, SelectError};
+pub use runtime::{ChannelFactory, Fallback, OpenError, Pair, Runtime, RuntimeError, SelectError};
 
 /// The directory holding `gpuio.h` (and `gpuio/*.h`) in this source tree, for
 /// build scripts and compilers outside gpuio (`-I`). Kernels loaded through

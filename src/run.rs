@@ -190,10 +190,19 @@ fn run_once(
             Some(out)
         }
     };
-    let pair = factory.pair();
-    let channel = factory
-        .open(cfg)
-        .map_err(|e| format!("opening a channel: {e}"))?;
+    let before = factory.fallbacks().len();
+    let opened = factory.open(cfg);
+    for f in factory.fallbacks().iter().skip(before) {
+        eprintln!("gpuio run: {f}");
+    }
+    let channel = opened.map_err(|e| format!("opening a channel: {e}"))?;
+    let pair = crate::runtime::Pair {
+        backend: factory.pair().backend,
+        transport: channel.transport(),
+    };
+    if pair != factory.pair() {
+        eprintln!("gpuio run: running on {pair} instead of {}", factory.pair());
+    }
     let start = Instant::now();
     let cpu_start = process_cpu_time();
     let running = module

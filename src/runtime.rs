@@ -13,9 +13,30 @@
 //! a backend alone gets its best available transport. If what was asked for is
 //! unavailable, selection fails with the probe's reason — it never falls back to
 //! something the user did not ask for.
+//!
+//! # When open fails anyway
+//!
+//! The probes say "available" only where `open` with the default configuration
+//! will succeed, but a channel can still fail to open for a reason of resources:
+//! a larger configuration, other channels already holding locked memory, a
+//! process out of descriptors ([`TransportError::is_resource`]). Then
+//! [`ChannelFactory::open`] tries the chosen backend's next available transports,
+//! in selection order, and records each step as a [`Fallback`] with its reason
+//! ([`ChannelFactory::fallbacks`]; `gpuio run` prints them). It stays on the chosen
+//! backend, whose device the factory's modules were loaded for. If every transport
+//! fails, [`OpenError::Exhausted`] lists each one's failure. A failure that is not
+//! about resources (a bad configuration, an endpoint a transport cannot confine)
+//! is returned as it is, without trying another transport.
+//!
+//! A forced pair (`backend/transport`) never falls back: its resource failure is
+//! [`OpenError::Forced`]. A forced backend alone (`GPUIO_BACKEND=cpu`) falls back
+//! among that backend's transports, as an unforced choice does: only the backend
+//! was asked for.
+//!
+//! [`TransportError::is_resource`]: gpuio_core::TransportError::is_resource
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use gpuio_core::backend::{Availability, BackendError, BackendProbe};
 use gpuio_core::device::{DeviceError, Module};
@@ -164,6 +185,8 @@ pub enum RuntimeError {
     Select(#[from] SelectError),
     #[error(transparent)]
     Open(#[from] BackendError),
+    #[error(transparent)]
+    OpenChannel(#[from] OpenError),
     /// The pair's backend has no device to run kernels on here.
     #[error("{pair} has no device to run kernels on: {reason}")]
     NoDevice { pair: Pair, reason: String },
@@ -175,6 +198,76 @@ pub enum RuntimeError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// One step of [`ChannelFactory::open`]'s fallback: `from` could not open a channel
+/// for a reason of resources, so `to` was tried next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fallback {
+    pub from: Pair,
+    pub to: Pair,
+    /// `from`'s failure, in words.
+    pub reason: String,
+}
+
+impl fmt::Display for Fallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} could not open a channel, so {} was tried: {}",
+            self.from, self.to, self.reason
+        )
+    }
+}
+
+/// One pair's failure to open, in [`OpenError::Exhausted`].
+#[derive(Debug)]
+pub struct PairFailure {
+    pub pair: Pair,
+    pub error: BackendError,
+}
+
+/// Why [`ChannelFactory::open`] gave no channel.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The chosen pair failed for a reason another transport would not avoid (or
+    /// it was the only one there is), before any fallback.
+    #[error(transparent)]
+    Failed(Box<BackendError>),
+    /// The pair was forced, so its resource failure is not replaced by another
+    /// transport.
+    #[error("{pair} was asked for ({request}) and could not open; a forced pair does not fall back to another transport: {source}")]
+    Forced {
+        pair: Pair,
+        request: String,
+        #[source]
+        source: Box<BackendError>,
+    },
+    /// Every transport tried failed; each failure, in the order tried.
+    #[error("no transport of {backend} could open a channel: {}", list_failures(.failures))]
+    Exhausted {
+        backend: &'static str,
+        failures: Vec<PairFailure>,
+    },
+}
+
+impl OpenError {
+    /// Whether the failure (every failure, when several pairs were tried) is about
+    /// resources rather than the request.
+    pub fn is_resource(&self) -> bool {
+        match self {
+            Self::Failed(e) | Self::Forced { source: e, .. } => e.is_resource(),
+            Self::Exhausted { failures, .. } => failures.iter().all(|f| f.error.is_resource()),
+        }
+    }
+}
+
+fn list_failures(failures: &[PairFailure]) -> String {
+    failures
+        .iter()
+        .map(|f| format!("{}: {}", f.pair, f.error))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// One pair as the probe found it.
@@ -312,11 +405,13 @@ impl Runtime {
                     .entries
                     .iter()
                     .find(|e| e.probe.backend == s.pair.backend)?;
-                Some(ChannelFactory {
-                    backend: e.backend.clone(),
-                    probe: e.probe.clone(),
-                    pair: s.pair,
-                })
+                Some(ChannelFactory::new(
+                    e.backend.clone(),
+                    e.probe.clone(),
+                    s.pair,
+                    Vec::new(),
+                    None,
+                ))
             })
             .collect()
     }
@@ -359,7 +454,7 @@ impl Runtime {
                 .ok_or_else(|| SelectError::NothingAvailable {
                     reasons: reasons(&ranked),
                 })?;
-            return self.factory(best.pair);
+            return self.factory(best.pair, &ranked, None);
         };
         let entry = self
             .entries
@@ -380,7 +475,9 @@ impl Runtime {
             Some(transport) => {
                 let pair = Pair { backend, transport };
                 match entry.probe.availability(transport) {
-                    Availability::Available { .. } => self.factory(pair),
+                    Availability::Available { .. } => {
+                        self.factory(pair, &[], Some(request.to_string()))
+                    }
                     Availability::Unavailable { reason } => Err(SelectError::Unavailable {
                         pair,
                         request: request.to_string(),
@@ -394,7 +491,7 @@ impl Runtime {
                     .filter(|s| s.pair.backend == backend)
                     .collect();
                 match mine.iter().find(|s| s.availability.is_available()) {
-                    Some(s) => self.factory(s.pair),
+                    Some(s) => self.factory(s.pair, &mine, None),
                     None => Err(SelectError::NoTransport {
                         backend,
                         request: request.to_string(),
@@ -405,7 +502,15 @@ impl Runtime {
         }
     }
 
-    fn factory(&self, pair: Pair) -> Result<ChannelFactory, SelectError> {
+    /// The factory of `pair`. Its fallbacks are the other available pairs of its
+    /// backend in `ranked`, in that order; `forced` (the request's text) when the
+    /// pair was asked for by name.
+    fn factory(
+        &self,
+        pair: Pair,
+        ranked: &[PairStatus],
+        forced: Option<String>,
+    ) -> Result<ChannelFactory, SelectError> {
         let entry = self
             .entries
             .iter()
@@ -413,11 +518,20 @@ impl Runtime {
             .ok_or_else(|| SelectError::NothingAvailable {
                 reasons: format!("{pair} names no probed backend"),
             })?;
-        Ok(ChannelFactory {
-            backend: entry.backend.clone(),
-            probe: entry.probe.clone(),
+        let fallback = ranked
+            .iter()
+            .filter(|s| {
+                s.pair.backend == pair.backend && s.pair != pair && s.availability.is_available()
+            })
+            .map(|s| s.pair.transport)
+            .collect();
+        Ok(ChannelFactory::new(
+            entry.backend.clone(),
+            entry.probe.clone(),
             pair,
-        })
+            fallback,
+            forced,
+        ))
     }
 
     /// Probes every backend and returns the chosen channel factory: the one
@@ -453,12 +567,21 @@ fn reasons(statuses: &[PairStatus]) -> String {
         .join("; ")
 }
 
-/// A chosen (backend, transport) pair that opens channels.
+/// A chosen (backend, transport) pair that opens channels, falling back to its
+/// backend's next transports when the pair cannot open for a reason of resources
+/// (module doc).
 #[derive(Clone)]
 pub struct ChannelFactory {
     backend: Arc<AnyBackend>,
     probe: BackendProbe,
     pair: Pair,
+    /// The backend's other available transports, in selection order: tried when
+    /// `pair` fails for a reason of resources. Empty for a forced pair.
+    fallback: Vec<TransportKind>,
+    /// The request that named `pair`, when it was forced.
+    forced: Option<String>,
+    /// Every fallback taken so far (shared by clones).
+    taken: Arc<Mutex<Vec<Fallback>>>,
 }
 
 impl fmt::Debug for ChannelFactory {
@@ -468,8 +591,43 @@ impl fmt::Debug for ChannelFactory {
 }
 
 impl ChannelFactory {
+    fn new(
+        backend: Arc<AnyBackend>,
+        probe: BackendProbe,
+        pair: Pair,
+        fallback: Vec<TransportKind>,
+        forced: Option<String>,
+    ) -> Self {
+        Self {
+            backend,
+            probe,
+            pair,
+            fallback,
+            forced,
+            taken: Arc::default(),
+        }
+    }
+
+    /// The chosen pair: the one every `open` tries first.
     pub fn pair(&self) -> Pair {
         self.pair
+    }
+
+    /// The pairs `open` tries after [`pair`](Self::pair) fails for a reason of
+    /// resources, in order (none for a forced pair).
+    pub fn fallback_pairs(&self) -> Vec<Pair> {
+        self.fallback
+            .iter()
+            .map(|&transport| Pair {
+                backend: self.pair.backend,
+                transport,
+            })
+            .collect()
+    }
+
+    /// Every fallback `open` has taken so far, oldest first, each with the reason.
+    pub fn fallbacks(&self) -> Vec<Fallback> {
+        self.taken.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     /// What the backend's probe found.
@@ -514,9 +672,86 @@ impl ChannelFactory {
         self.load(&path.display().to_string(), &source)
     }
 
-    /// Opens a channel on this pair.
-    pub fn open(&self, config: ChannelConfig) -> Result<Channel, BackendError> {
-        crate::backends::open(&self.backend, &self.probe, self.pair.transport, config)
+    /// Opens a channel on this pair, or, when it fails for a reason of resources, on
+    /// the next of [`fallback_pairs`](Self::fallback_pairs) that opens (module doc);
+    /// [`Channel::transport`] says which. Each fallback is logged and kept
+    /// ([`fallbacks`](Self::fallbacks)).
+    ///
+    /// Trying a second pair needs a second copy of `config`: before each try that
+    /// has a next pair, the endpoints' descriptors are duplicated
+    /// ([`ChannelConfig::try_clone`]). Where that fails (out of descriptors) the
+    /// pair is still tried, with nothing after it.
+    pub fn open(&self, config: ChannelConfig) -> Result<Channel, OpenError> {
+        let order: Vec<TransportKind> = std::iter::once(self.pair.transport)
+            .chain(self.fallback.iter().copied())
+            .collect();
+        let mut failures: Vec<PairFailure> = Vec::new();
+        let mut next = Some(config);
+        for (i, &transport) in order.iter().enumerate() {
+            let Some(config) = next.take() else {
+                break;
+            };
+            let pair = Pair {
+                backend: self.pair.backend,
+                transport,
+            };
+            if i + 1 < order.len() {
+                match config.try_clone() {
+                    Ok(copy) => next = Some(copy),
+                    Err(e) => tracing::warn!(
+                        %pair,
+                        error = %e,
+                        "no copy of the channel configuration: no fallback after this pair"
+                    ),
+                }
+            }
+            let error = match crate::backends::open(&self.backend, &self.probe, transport, config) {
+                Ok(channel) => return Ok(channel),
+                Err(e) => e,
+            };
+            let falls_back = error.is_resource() && self.forced.is_none();
+            failures.push(PairFailure { pair, error });
+            if !falls_back {
+                break;
+            }
+            if let (Some(&to), Some(_)) = (order.get(i + 1), next.as_ref()) {
+                let fallback = Fallback {
+                    from: pair,
+                    to: Pair {
+                        backend: self.pair.backend,
+                        transport: to,
+                    },
+                    reason: failures
+                        .last()
+                        .map_or_else(String::new, |f| f.error.to_string()),
+                };
+                tracing::warn!(%fallback, "falling back");
+                if let Ok(mut taken) = self.taken.lock() {
+                    taken.push(fallback);
+                }
+            }
+        }
+        if failures.len() > 1 {
+            return Err(OpenError::Exhausted {
+                backend: self.pair.backend,
+                failures,
+            });
+        }
+        let Some(PairFailure { pair, error }) = failures.pop() else {
+            // `order` always holds the chosen pair, which was tried.
+            return Err(OpenError::Exhausted {
+                backend: self.pair.backend,
+                failures,
+            });
+        };
+        match &self.forced {
+            Some(request) if error.is_resource() => Err(OpenError::Forced {
+                pair,
+                request: request.clone(),
+                source: Box::new(error),
+            }),
+            _ => Err(OpenError::Failed(Box::new(error))),
+        }
     }
 }
 
@@ -733,6 +968,56 @@ mod tests {
         let e = chosen(&rt, Some("rocm/direct")).unwrap_err();
         assert!(matches!(e, SelectError::UnknownBackend { .. }), "{e:?}");
         assert!(chosen(&rt, Some("/direct")).is_err());
+    }
+
+    fn fallback_order(rt: &Runtime, request: Option<&str>) -> Vec<String> {
+        let request = request.map(|r| Request::parse(r, Origin::Flag).unwrap());
+        rt.choose(request.as_ref())
+            .unwrap()
+            .fallback_pairs()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn open_falls_back_along_the_chosen_backends_ranking_and_never_for_a_forced_pair() {
+        let rt = runtime(vec![
+            ("cuda", true, [UP(1030), down(), UP(1010)]),
+            ("cpu", false, [UP(3), UP(2), UP(1)]),
+        ]);
+        // The chosen backend's device stays: no fallback to the CPU device.
+        assert_eq!(fallback_order(&rt, None), ["cuda/mailbox"]);
+        assert_eq!(
+            fallback_order(&rt, Some("cpu")),
+            ["cpu/forward", "cpu/mailbox"]
+        );
+        assert!(fallback_order(&rt, Some("cpu/direct")).is_empty());
+        let rt = runtime(vec![("cpu", false, [UP(1), UP(50), UP(99)])]);
+        assert_eq!(fallback_order(&rt, None), ["cpu/forward", "cpu/direct"]);
+    }
+
+    #[test]
+    fn a_failure_that_is_not_about_resources_is_returned_without_a_fallback() {
+        // A socket declared read-only cannot be confined on direct (its registered
+        // descriptor would also write): a property of the request, not of the machine.
+        let rt = runtime(vec![("cpu", false, [UP(3), UP(2), UP(1)])]);
+        let factory = rt.choose(None).unwrap();
+        let (sock, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut cfg = ChannelConfig::default();
+        cfg.endpoint(
+            gpuio_core::Endpoint::new(
+                "sock",
+                gpuio_core::EndpointKind::Socket,
+                gpuio_core::Access::READ,
+                std::os::fd::AsFd::as_fd(&sock),
+            )
+            .unwrap(),
+        );
+        let e = factory.open(cfg).unwrap_err();
+        assert!(matches!(e, OpenError::Failed(_)), "{e:?}");
+        assert!(!e.is_resource(), "{e}");
+        assert!(factory.fallbacks().is_empty());
     }
 
     #[test]

@@ -87,6 +87,19 @@ pub enum BackendError {
     Channel(#[from] ChannelError),
 }
 
+impl BackendError {
+    /// Whether the failure is about resources (see
+    /// [`TransportError::is_resource`](crate::transport::TransportError::is_resource)),
+    /// so that another transport may still open. A pair its probe found
+    /// unavailable is not: selection never offers one.
+    pub fn is_resource(&self) -> bool {
+        match self {
+            Self::Unavailable { .. } => false,
+            Self::Channel(e) => e.is_resource(),
+        }
+    }
+}
+
 /// A device, its memory provider and its probe.
 pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;

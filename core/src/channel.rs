@@ -55,6 +55,42 @@ impl Default for ChannelConfig {
 }
 
 impl ChannelConfig {
+    /// Request slots as `open` uses them: at least one, rounded up to a power of two.
+    pub fn effective_slots(&self) -> u32 {
+        self.slots.max(1).next_power_of_two()
+    }
+
+    /// Staging bytes per slot as `open` uses them: at least a page (4096).
+    pub fn effective_slot_size(&self) -> u32 {
+        self.slot_size.max(4096)
+    }
+
+    /// Bytes of the staging area `open` allocates: every slot's bytes, then the
+    /// kernel's own (`slots × slot_size + user_staging`, after the rounding above).
+    /// The direct transport registers all of it as one io_uring fixed buffer.
+    pub fn staging_len(&self) -> u64 {
+        u64::from(self.effective_slots()) * u64::from(self.effective_slot_size())
+            + self.user_staging as u64
+    }
+
+    /// The same configuration with every endpoint's descriptor duplicated again, for
+    /// a second `open` (a fallback to another transport) while this one is kept.
+    pub fn try_clone(&self) -> Result<Self, crate::endpoint::CloneError> {
+        Ok(Self {
+            endpoints: self
+                .endpoints
+                .iter()
+                .map(Endpoint::try_clone)
+                .collect::<Result<_, _>>()?,
+            stdout_endpoint: self.stdout_endpoint,
+            slots: self.slots,
+            slot_size: self.slot_size,
+            user_staging: self.user_staging,
+            call_timeout: self.call_timeout,
+            close_timeout: self.close_timeout,
+        })
+    }
+
     /// Registers an endpoint and returns the index kernels name it by.
     pub fn endpoint(&mut self, ep: Endpoint) -> u32 {
         self.endpoints.push(ep);
@@ -78,6 +114,16 @@ pub enum ChannelError {
         #[source]
         source: TransportError,
     },
+}
+
+impl ChannelError {
+    /// Whether another transport might open where this one could not
+    /// ([`TransportError::is_resource`]).
+    pub fn is_resource(&self) -> bool {
+        match self {
+            Self::Open { source, .. } => source.is_resource(),
+        }
+    }
 }
 
 /// What `close()` found.
@@ -174,8 +220,9 @@ impl Channel {
                 source,
             }
         };
-        let slots = config.slots.max(1).next_power_of_two();
-        let slot_size = config.slot_size.max(4096);
+        let slots = config.effective_slots();
+        let slot_size = config.effective_slot_size();
+        let staging_len = config.staging_len();
         if let Some(i) = config.stdout_endpoint {
             if i as usize >= config.endpoints.len() {
                 return Err(fail(TransportError::Config(format!(
@@ -218,7 +265,6 @@ impl Channel {
             abi_endpoints.push(entry);
         }
         let slot_bytes = u64::from(slots) * u64::from(slot_size);
-        let staging_len = slot_bytes + config.user_staging as u64;
         let staging: Arc<dyn SharedMemory> = Arc::from(
             provider
                 .alloc_shared(staging_len as usize)

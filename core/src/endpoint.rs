@@ -154,6 +154,26 @@ impl Endpoint {
         self.queue.as_ref().map(|(d, c)| (*d, c))
     }
 
+    /// A second registration of the same descriptor (duplicated again) with the
+    /// same name, kind and access, or of the same host queue's configuration: what
+    /// opening a channel a second time needs.
+    pub fn try_clone(&self) -> Result<Self, CloneError> {
+        let fd = match &self.fd {
+            Some(fd) => Some(fd.try_clone().map_err(|source| CloneError {
+                name: self.name.clone(),
+                source,
+            })?),
+            None => None,
+        };
+        Ok(Self {
+            name: self.name.clone(),
+            kind: self.kind,
+            access: self.access,
+            fd,
+            queue: self.queue.clone(),
+        })
+    }
+
     /// A regular file.
     pub fn file(
         name: impl Into<String>,
@@ -358,6 +378,16 @@ pub enum ConfineError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// An endpoint's descriptor could not be duplicated (`fcntl(F_DUPFD_CLOEXEC)`;
+/// usually `EMFILE`, the process is out of descriptors).
+#[derive(Debug, thiserror::Error)]
+#[error("endpoint {name:?}: duplicating its descriptor (fcntl(F_DUPFD_CLOEXEC)) failed: {source}")]
+pub struct CloneError {
+    pub name: String,
+    #[source]
+    pub source: std::io::Error,
 }
 
 /// What a descriptor was opened for (`fcntl(F_GETFL)`'s access mode).

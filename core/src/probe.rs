@@ -17,6 +17,24 @@
 //! `setup`, `sqpoll`, `no_mmap`, `restrictions`, `enable_rings`, `fixed_buffers`.
 //! Faked refusals say so wherever they are shown. [`UringProbe::detect_with`] takes
 //! the overrides directly.
+//!
+//! # Locked memory
+//!
+//! io_uring charges a ring's pages and every buffer registered on it to the user's
+//! locked memory, held against `RLIMIT_MEMLOCK`, unless the process has
+//! `CAP_IPC_LOCK`. A direct channel registers its whole staging area (17 MiB by
+//! default), so [`Memlock`] compares the limit with what a channel of the default
+//! [`ChannelConfig`] pins, and [`UringProbe::direct`] refuses the transport, with
+//! the numbers, where it cannot fit: the probe says "available" only where `open`
+//! with the default configuration will then succeed.
+//!
+//! The probe leaves nothing charged that it can release itself: it unregisters its
+//! fixed buffer before closing that ring (unregistering uncharges at once). Closing
+//! a ring does not: the kernel frees a closed ring, and uncharges its pages, in a
+//! worker moments later (about a millisecond on Linux 6.18). A ring set up right
+//! after the probe under a limit with no room to spare may therefore meet `ENOMEM`
+//! for that moment; the transports retry such a set-up briefly
+//! ([`crate::uring::retry_transient`]).
 
 use std::ffi::c_void;
 use std::fmt;
@@ -30,6 +48,7 @@ use rustix::io_uring::{
 };
 
 use crate::backend::Availability;
+use crate::channel::ChannelConfig;
 use crate::memory::{AnonMapping, MemoryError, MemoryProvider};
 
 /// The environment variable of the testing seam (see the module doc).
@@ -218,6 +237,140 @@ impl Fakes {
     }
 }
 
+/// Whether `RLIMIT_MEMLOCK` leaves room for what a direct channel pins (see the
+/// module doc): its staging area, registered as an io_uring fixed buffer, and its
+/// ring memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Memlock {
+    /// The soft limit in bytes; `None` is `RLIM_INFINITY`.
+    pub limit: Option<u64>,
+    /// Whether the calling thread has `CAP_IPC_LOCK` in its effective set: io_uring
+    /// then charges nothing to the limit. (In a user namespace the capability must
+    /// hold in the initial namespace; a container's own `CAP_IPC_LOCK` may not, and
+    /// `open` then still fails with `ENOMEM`.)
+    pub cap_ipc_lock: bool,
+    /// Bytes the channel pins ([`crate::direct::pinned_bytes`]).
+    pub need: u64,
+}
+
+impl Memlock {
+    /// The limit and capability of the calling thread, against what a direct channel
+    /// of `config` pins.
+    pub fn detect(config: &ChannelConfig) -> Self {
+        Self::detect_need(crate::direct::pinned_bytes(config))
+    }
+
+    /// The limit and capability of the calling thread, against `need` bytes.
+    pub fn detect_need(need: u64) -> Self {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Memlock).current;
+        let cap_ipc_lock = rustix::thread::capabilities(None)
+            .map(|c| {
+                c.effective
+                    .contains(rustix::thread::CapabilitySet::IPC_LOCK)
+            })
+            .unwrap_or(false);
+        Self {
+            limit,
+            cap_ipc_lock,
+            need,
+        }
+    }
+
+    /// Whether `need` bytes may be pinned.
+    pub fn fits(&self) -> bool {
+        self.cap_ipc_lock
+            || match self.limit {
+                None => true,
+                Some(limit) => limit >= self.need,
+            }
+    }
+
+    /// Why `what` (a direct channel of `config`) cannot pin its memory, with the
+    /// numbers and what to change; `None` when it fits.
+    pub fn shortfall(&self, what: &str, config: &ChannelConfig) -> Option<String> {
+        if self.fits() {
+            return None;
+        }
+        let limit = self.limit.unwrap_or(u64::MAX);
+        let staging = config.staging_len();
+        let fewer = match slots_that_fit(config, limit) {
+            Some(n) => format!(
+                "or give the channel at most {n} slots (ChannelConfig::slots; \
+                 `gpuio run --slots {n}`)"
+            ),
+            None => "or give the channel a smaller staging area (ChannelConfig::slots, \
+                     slot_size, user_staging)"
+                .to_string(),
+        };
+        Some(format!(
+            "RLIMIT_MEMLOCK is {} and this process lacks CAP_IPC_LOCK, but {what} pins {}: \
+             its {} staging area is registered as an io_uring fixed buffer, plus {} of ring; \
+             raise the limit (`ulimit -l {}` or `unlimited`; docker: `--ulimit memlock=-1`; \
+             systemd: `LimitMEMLOCK=infinity`) {fewer}",
+            fmt_bytes(limit),
+            fmt_bytes(self.need),
+            fmt_bytes(staging),
+            fmt_bytes(self.need.saturating_sub(staging)),
+            self.need.div_ceil(1024),
+        ))
+    }
+
+    /// The limit in words, and whether it is charged (for capability lines).
+    pub fn describe(&self) -> String {
+        let limit = self
+            .limit
+            .map_or_else(|| "unlimited".to_string(), fmt_bytes);
+        let charged = if self.cap_ipc_lock {
+            "not charged: CAP_IPC_LOCK"
+        } else {
+            "charged: no CAP_IPC_LOCK"
+        };
+        format!(
+            "{limit} ({charged}); a default direct channel pins {}",
+            fmt_bytes(self.need)
+        )
+    }
+}
+
+/// The most slots (a power of two) with which a channel like `config` pins at most
+/// `limit` bytes, if one slot fits at all.
+fn slots_that_fit(config: &ChannelConfig, limit: u64) -> Option<u32> {
+    let mut slots = config.effective_slots();
+    loop {
+        let c = ChannelConfig {
+            endpoints: Vec::new(),
+            slots,
+            ..*config
+        };
+        if crate::direct::pinned_bytes(&c) <= limit {
+            return Some(slots);
+        }
+        if slots == 1 {
+            return None;
+        }
+        slots /= 2;
+    }
+}
+
+/// `17 MiB`, `8.5 MiB`, `36 KiB`, `100 bytes`.
+pub fn fmt_bytes(n: u64) -> String {
+    const KIB: u64 = 1 << 10;
+    const MIB: u64 = 1 << 20;
+    if n >= MIB {
+        if n.is_multiple_of(MIB) {
+            format!("{} MiB", n / MIB)
+        } else {
+            format!("{:.1} MiB", n as f64 / MIB as f64)
+        }
+    } else if n >= KIB && n.is_multiple_of(KIB) {
+        format!("{} KiB", n / KIB)
+    } else if n >= KIB {
+        format!("{:.1} KiB", n as f64 / KIB as f64)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 /// What io_uring allows here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UringProbe {
@@ -238,6 +391,9 @@ pub struct UringProbe {
     pub fixed_buffers: Fact,
     /// The memory provider the fixed-buffer fact was asked about.
     pub provider: &'static str,
+    /// `RLIMIT_MEMLOCK` against what a direct channel of the default
+    /// [`ChannelConfig`] pins.
+    pub memlock: Memlock,
 }
 
 impl UringProbe {
@@ -263,6 +419,7 @@ impl UringProbe {
             enable_rings: Ok(()),
             fixed_buffers: probe_fixed_buffers(provider),
             provider: provider.name(),
+            memlock: Memlock::detect(&ChannelConfig::default()),
         };
         (probe.restrictions, probe.enable_rings) = probe_restrictions();
         probe.apply(fakes);
@@ -327,6 +484,10 @@ impl UringProbe {
             Ok(()) => None,
             Err(r) => Some(explain_direct(n, r, self.provider)),
         })
+        .chain(self.memlock.shortfall(
+            "a direct channel with the default configuration",
+            &ChannelConfig::default(),
+        ))
         .collect();
         if missing.is_empty() {
             Availability::Available { score }
@@ -437,10 +598,19 @@ fn read_disabled_sysctl() -> Option<u32> {
 
 /// Creates a ring and hands its fd back (closed when dropped).
 fn setup(call: &'static str, params: &mut io_uring_params) -> Result<OwnedFd, Refusal> {
-    // SAFETY: ATTACH_WQ is never set here, so `wq_fd` need not be open; with NO_MMAP
-    // the caller points `user_addr`s at mappings that outlive the ring's fd (the
-    // kernel pins the pages anyway).
-    unsafe { io_uring_setup(PROBE_ENTRIES, params) }.map_err(|e| Refusal::os(call, e))
+    // A ring closed just before (by this probe, or another process of this user)
+    // may hold the locked-memory limit for a moment: retried as the transports do.
+    crate::uring::retry_transient(is_transient_errno, || {
+        // SAFETY: ATTACH_WQ is never set here, so `wq_fd` need not be open; with
+        // NO_MMAP the caller points `user_addr`s at mappings that outlive the ring's
+        // fd (the kernel pins the pages anyway).
+        unsafe { io_uring_setup(PROBE_ENTRIES, params) }
+    })
+    .map_err(|e| Refusal::os(call, e))
+}
+
+fn is_transient_errno(e: &Errno) -> bool {
+    *e == Errno::NOMEM || *e == Errno::AGAIN
 }
 
 fn probe_setup() -> Fact {
@@ -527,16 +697,39 @@ pub fn probe_fixed_buffers(provider: &dyn MemoryProvider) -> Fact {
         iov_base: region.host_ptr.as_ptr().cast::<c_void>(),
         iov_len: region.len,
     };
-    // SAFETY: one iovec describing `memory`, which outlives the ring (`ring` is dropped
-    // first, which unregisters the buffer); the kernel reads the iovec and pins the pages.
-    let result = unsafe {
-        io_uring_register(
-            &ring,
-            IoringRegisterOp::RegisterBuffers,
-            (&iov as *const iovec).cast::<c_void>(),
-            1,
-        )
-    };
+    let result = crate::uring::retry_transient(is_transient_errno, || {
+        // SAFETY: one iovec describing `memory`, which outlives the ring (`ring` is
+        // dropped first); the kernel reads the iovec and pins the pages.
+        unsafe {
+            io_uring_register(
+                &ring,
+                IoringRegisterOp::RegisterBuffers,
+                (&iov as *const iovec).cast::<c_void>(),
+                1,
+            )
+        }
+    });
+    if result.is_ok() {
+        // Unregistering unpins and uncharges the buffer at once; closing the ring
+        // would leave that to the kernel's deferred ring teardown, and an `open`
+        // right after the probe would find the limit still taken (module doc).
+        // SAFETY: UNREGISTER_BUFFERS takes no argument (null, 0).
+        let unregistered = unsafe {
+            io_uring_register(
+                &ring,
+                IoringRegisterOp::UnregisterBuffers,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if let Err(e) = unregistered {
+            tracing::warn!(
+                errno = %errno_name(e),
+                "io_uring_register(UNREGISTER_BUFFERS) failed: the probe's buffer stays \
+                 charged to RLIMIT_MEMLOCK until its ring is freed"
+            );
+        }
+    }
     drop(ring);
     drop(memory);
     result
@@ -609,11 +802,13 @@ mod tests {
     #[test]
     fn this_kernel_allows_everything_the_direct_transport_needs() {
         // The project's machines run Linux 6.18 with io_uring on (see DESIGN.md §6).
+        // Direct also needs RLIMIT_MEMLOCK to hold a default channel, or
+        // CAP_IPC_LOCK: CI runs as root (`.ci/run` raises the limit where it can).
         let p = UringProbe::detect_with(&HostMemory, &Fakes::none());
         for (name, fact) in p.facts() {
             assert_eq!(fact, &Ok(()), "{}", name.name());
         }
-        assert!(p.direct(3).is_available());
+        assert!(p.direct(3).is_available(), "{:?}", p.direct(3));
         assert!(p.forward(2).is_available());
         assert!(p.mailbox(1).is_available());
     }
@@ -656,6 +851,68 @@ mod tests {
             }
             assert!(p.mailbox(1).is_available());
         }
+    }
+
+    fn default_need() -> u64 {
+        crate::direct::pinned_bytes(&ChannelConfig::default())
+    }
+
+    #[test]
+    fn a_default_direct_channel_pins_its_17_mib_staging_and_its_ring() {
+        let c = ChannelConfig::default();
+        assert_eq!(c.staging_len(), 17 << 20);
+        let need = default_need();
+        assert!(need > 17 << 20, "{need}");
+        assert!(
+            need <= (17 << 20) + (64 << 10),
+            "ring memory is tens of KiB: {need}"
+        );
+    }
+
+    #[test]
+    fn memlock_below_a_default_channels_need_refuses_direct_with_the_numbers() {
+        let mut p = UringProbe::detect_with(&HostMemory, &Fakes::none());
+        p.memlock = Memlock {
+            limit: Some(8 << 20),
+            cap_ipc_lock: false,
+            need: default_need(),
+        };
+        let Availability::Unavailable { reason } = p.direct(3) else {
+            panic!("direct stayed available with 8 MiB of RLIMIT_MEMLOCK");
+        };
+        for words in [
+            "RLIMIT_MEMLOCK is 8 MiB",
+            "lacks CAP_IPC_LOCK",
+            "17 MiB staging area",
+            "ulimit -l",
+            "at most 64 slots",
+            "forward transport",
+        ] {
+            assert!(reason.contains(words), "{words:?} missing from: {reason}");
+        }
+        assert!(p.forward(2).is_available());
+        assert!(p.mailbox(1).is_available());
+    }
+
+    #[test]
+    fn memlock_is_no_obstacle_with_cap_ipc_lock_with_no_limit_or_with_room() {
+        let need = default_need();
+        for (limit, cap) in [(Some(64 << 10), true), (None, false), (Some(need), false)] {
+            let m = Memlock {
+                limit,
+                cap_ipc_lock: cap,
+                need,
+            };
+            assert!(m.fits(), "{m:?}");
+            assert_eq!(m.shortfall("x", &ChannelConfig::default()), None);
+        }
+        let tiny = Memlock {
+            limit: Some(64 << 10),
+            cap_ipc_lock: false,
+            need,
+        };
+        let reason = tiny.shortfall("x", &ChannelConfig::default()).unwrap();
+        assert!(reason.contains("smaller staging area"), "{reason}");
     }
 
     #[test]

@@ -82,6 +82,19 @@ pub enum TransportError {
     /// An endpoint's declared access cannot be enforced by this transport.
     #[error(transparent)]
     Endpoint(#[from] crate::endpoint::ConfineError),
+    /// What the channel would pin exceeds a process limit, known before any system
+    /// call (the direct transport's staging area against `RLIMIT_MEMLOCK`).
+    /// `reason` gives the numbers and what to do about them.
+    #[error("{reason}")]
+    Limit {
+        /// The limit's name (`RLIMIT_MEMLOCK`).
+        limit: &'static str,
+        /// Bytes the channel needs under it.
+        need: u64,
+        /// Bytes the limit allows.
+        allowed: u64,
+        reason: String,
+    },
 }
 
 impl TransportError {
@@ -92,7 +105,80 @@ impl TransportError {
             source: source.into(),
         }
     }
+
+    /// The errno of the failed system call, where the failure was one.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            Self::Os { source, .. } | Self::Memory(MemoryError::Os { source, .. }) => {
+                errno_of(source)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the failure is about resources of this machine or process rather
+    /// than about the request: memory or pinned-memory limits (`ENOMEM`, `EAGAIN`,
+    /// `ENOBUFS`, [`Self::Limit`]), descriptors (`EMFILE`, `ENFILE`), permission to
+    /// use a facility (`EPERM`, `EACCES`: io_uring switched off, a seccomp filter) or
+    /// a facility the kernel lacks ([`Self::Unsupported`]). Another transport may
+    /// then open where this one could not; a bad configuration or an endpoint this
+    /// transport cannot confine is not such a failure.
+    pub fn is_resource(&self) -> bool {
+        match self {
+            Self::Limit { .. } | Self::Unsupported(_) => true,
+            Self::Os { .. } | Self::Memory(MemoryError::Os { .. }) => {
+                self.errno().is_some_and(is_resource_errno)
+            }
+            Self::Memory(_) | Self::Config(_) | Self::Endpoint(_) => false,
+        }
+    }
 }
+
+/// The errnos [`TransportError::is_resource`] counts as resource failures.
+pub fn is_resource_errno(errno: i32) -> bool {
+    [
+        libc::ENOMEM,
+        libc::EAGAIN,
+        libc::EPERM,
+        libc::EACCES,
+        libc::EMFILE,
+        libc::ENFILE,
+        libc::ENOBUFS,
+    ]
+    .contains(&errno)
+}
+
+/// The errno inside `e`: its own, or that of an [`ErrnoError`] it wraps (an errno
+/// given with more words).
+fn errno_of(e: &std::io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ErrnoError>())
+            .map(|inner| inner.errno)
+    })
+}
+
+/// An errno with a hint after the system's text (`Cannot allocate memory (os error
+/// 12) (pinned memory counts against RLIMIT_MEMLOCK…)`), keeping the errno readable
+/// by [`TransportError::errno`].
+#[derive(Debug)]
+pub struct ErrnoError {
+    pub errno: i32,
+    pub hint: &'static str,
+}
+
+impl std::fmt::Display for ErrnoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{}",
+            std::io::Error::from_raw_os_error(self.errno),
+            self.hint
+        )
+    }
+}
+
+impl std::error::Error for ErrnoError {}
 
 /// What a transport is built from.
 pub struct OpenContext<'a> {
@@ -182,5 +268,53 @@ impl Backoff {
                 std::thread::sleep(Duration::from_micros(us).min(self.max));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uring::UringError;
+
+    #[test]
+    fn resource_failures_are_told_apart_from_bad_requests() {
+        let os =
+            |errno| TransportError::os("io_uring_setup", std::io::Error::from_raw_os_error(errno));
+        for errno in [
+            libc::ENOMEM,
+            libc::EAGAIN,
+            libc::EPERM,
+            libc::EMFILE,
+            libc::ENOBUFS,
+        ] {
+            assert!(os(errno).is_resource(), "errno {errno}");
+        }
+        for errno in [libc::EINVAL, libc::EBADF, libc::EFAULT] {
+            assert!(!os(errno).is_resource(), "errno {errno}");
+        }
+        assert!(!TransportError::Config("x".into()).is_resource());
+        assert!(TransportError::Unsupported("x".into()).is_resource());
+        let limit = TransportError::Limit {
+            limit: "RLIMIT_MEMLOCK",
+            need: 2,
+            allowed: 1,
+            reason: "too low".into(),
+        };
+        assert!(limit.is_resource());
+        assert_eq!(limit.to_string(), "too low");
+    }
+
+    #[test]
+    fn an_errno_given_with_a_hint_keeps_its_errno_and_its_words() {
+        let e: TransportError = UringError::Sys {
+            call: "io_uring_register(IORING_REGISTER_BUFFERS)",
+            errno: rustix::io::Errno::NOMEM,
+            hint: " (raise `ulimit -l`)",
+        }
+        .into();
+        assert_eq!(e.errno(), Some(libc::ENOMEM));
+        assert!(e.is_resource());
+        let text = e.to_string();
+        assert!(text.contains("(os error 12) (raise `ulimit -l`)"), "{text}");
     }
 }

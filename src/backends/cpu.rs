@@ -76,6 +76,7 @@ impl Backend for CpuBackend {
                     .map_or_else(|| "(no such sysctl)".to_string(), |v| v.to_string()),
             ),
         ];
+        capabilities.push(Capability::new("RLIMIT_MEMLOCK", u.memlock.describe()));
         for (name, fact) in u.facts() {
             capabilities.push(Capability::new(
                 format!("io_uring.{}", name.name()),

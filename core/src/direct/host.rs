@@ -7,9 +7,14 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 use crate::abi::{self, DirectSlot, DirectState};
+use crate::channel::ChannelConfig;
 use crate::memory::{pod_bytes, LocalMemory, SharedMemory};
+use crate::probe::Memlock;
 use crate::transport::{OpenContext, TransportError};
-use crate::uring::{sys, Completion, DisabledRing, Restrictions, RingSpec, SqpollRing};
+use crate::uring::{
+    is_transient, retry_transient, sys, Completion, DisabledRing, Restrictions, RingSpec,
+    SqpollRing,
+};
 
 use super::DirectBuilder;
 
@@ -80,9 +85,37 @@ impl RingOwner {
         // CQ entries = 2 × slots > the requests a slot-bounded device can have in
         // flight, so the CQ never overflows.
         let spec = RingSpec::new(slots, b.sq_thread_idle);
+        // The ring and the fixed buffer are charged to RLIMIT_MEMLOCK (without
+        // CAP_IPC_LOCK): where they cannot fit, say so with the numbers before
+        // asking the kernel, which would only answer ENOMEM.
+        let page = rustix::param::page_size() as u64;
+        let need = (ctx.staging.len as u64).div_ceil(page) * page
+            + spec.rings_bytes() as u64
+            + spec.sqes_bytes() as u64;
+        let memlock = Memlock::detect_need(need);
+        let shape = ChannelConfig {
+            slots,
+            slot_size: ctx.slot_size,
+            user_staging: (ctx.staging.len as u64)
+                .saturating_sub(u64::from(slots) * u64::from(ctx.slot_size))
+                as usize,
+            ..ChannelConfig::default()
+        };
+        if let Some(reason) = memlock.shortfall("this direct channel", &shape) {
+            return Err(TransportError::Limit {
+                limit: "RLIMIT_MEMLOCK",
+                need,
+                allowed: memlock.limit.unwrap_or(u64::MAX),
+                reason,
+            });
+        }
         let rings = ctx.alloc_shared(spec.rings_bytes())?;
         let sqes = ctx.alloc_shared(spec.sqes_bytes())?;
-        let mut ring = DisabledRing::create(&spec, rings, sqes)?;
+        // Set-up and registration are retried while the kernel may still be freeing
+        // a ring closed just before (the probe's; see `retry_transient`).
+        let mut ring = retry_transient(is_transient, || {
+            DisabledRing::create(&spec, rings.clone(), sqes.clone())
+        })?;
         // A kernel's SQEs reach the fixed files unchecked, so each one carries
         // exactly its endpoint's declared access (a file opened read-write and
         // declared read-only is registered as a read-only reopening of it): a raw
@@ -99,10 +132,12 @@ impl RingOwner {
             .collect();
         ring.register_files(&fds)?;
         drop(confined);
-        // SAFETY: the staging area is the channel's shared memory: host and device
-        // reach it only through raw copies, never Rust references; the channel keeps
-        // it alive past this ring.
-        unsafe { ring.register_buffer(ctx.staging) }?;
+        retry_transient(is_transient, || {
+            // SAFETY: the staging area is the channel's shared memory: host and
+            // device reach it only through raw copies, never Rust references; the
+            // channel keeps it alive past this ring.
+            unsafe { ring.register_buffer(ctx.staging) }
+        })?;
         ring.restrict(&Restrictions::gpuio())?;
         let ring = Arc::new(ring.enable()?);
 

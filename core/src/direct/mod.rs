@@ -60,6 +60,22 @@ fn answered_ok(c: &crate::uring::Completion) -> bool {
     c.res >= 0 && c.user_data >> REFUSED_SHIFT == 0
 }
 
+use crate::channel::ChannelConfig;
+use crate::uring::RingSpec;
+
+/// Bytes a direct channel opened with `config` pins, charged to `RLIMIT_MEMLOCK`
+/// in a process without `CAP_IPC_LOCK`: the staging area (registered as an io_uring
+/// fixed buffer, whole pages) and the ring's memory (SQ and CQ rings, SQE array;
+/// an upper bound of what the kernel charges for them). 17 MiB + 36 KiB for the
+/// default configuration.
+pub fn pinned_bytes(config: &ChannelConfig) -> u64 {
+    let page = rustix::param::page_size() as u64;
+    let spec = RingSpec::new(config.effective_slots(), Duration::ZERO);
+    config.staging_len().div_ceil(page) * page
+        + spec.rings_bytes() as u64
+        + spec.sqes_bytes() as u64
+}
+
 /// Builds direct transports. `Default` gives a 50 ms SQPOLL idle time and a waker
 /// polling every 30 µs while busy, backing off to 1 ms when idle.
 #[derive(Clone, Debug)]

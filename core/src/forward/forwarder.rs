@@ -161,8 +161,13 @@ impl Forwarder {
         control: Arc<Control>,
         counters: Arc<AtomicCounters>,
     ) -> Result<Self, TransportError> {
-        let ring = IoUring::new(config.ring_entries)
-            .map_err(|e| TransportError::os("io_uring_setup", e))?;
+        // Retried while the kernel may still be freeing a ring closed just before
+        // (its pages count against RLIMIT_MEMLOCK until then: `retry_transient`).
+        let ring = crate::uring::retry_transient(
+            |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::ENOMEM | libc::EAGAIN)),
+            || IoUring::new(config.ring_entries),
+        )
+        .map_err(|e| TransportError::os("io_uring_setup", e))?;
         let capacity = ring.params().sq_entries();
         // A host queue has no fd: its slot stays empty (-1), and requests never name it
         // (validation refuses them).

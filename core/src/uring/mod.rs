@@ -64,17 +64,58 @@ impl From<UringError> for crate::transport::TransportError {
     fn from(e: UringError) -> Self {
         match e {
             UringError::Sys { call, errno, hint } => {
-                let raw = std::io::Error::from_raw_os_error(errno.raw_os_error());
+                let errno = errno.raw_os_error();
+                let raw = std::io::Error::from_raw_os_error(errno);
                 let source = if hint.is_empty() {
                     raw
                 } else {
-                    std::io::Error::new(raw.kind(), format!("{raw}{hint}"))
+                    std::io::Error::new(raw.kind(), crate::transport::ErrnoError { errno, hint })
                 };
                 Self::Os { call, source }
             }
             other => Self::Unsupported(other.to_string()),
         }
     }
+}
+
+/// Longest [`retry_transient`] keeps trying.
+pub const TRANSIENT_RETRY: Duration = Duration::from_millis(100);
+
+/// Runs `call`, and again while it fails in a way `transient` accepts (`ENOMEM` or
+/// `EAGAIN` from a ring set-up or a buffer registration), sleeping 1, 2, 4… ms
+/// between tries, for at most [`TRANSIENT_RETRY`]; then returns its last result.
+///
+/// Why: the kernel frees a closed ring in a worker, moments after `close(2)`
+/// returned, and only then takes the ring's pages (and any buffer still registered
+/// on it) off the user's `RLIMIT_MEMLOCK` charge. A ring set up right after another
+/// was closed (the probe's, or an earlier channel's) may be refused for that
+/// moment. A limit that is simply too low fails the same way every time, so this
+/// only costs the bound before the error is reported; callers check the limit
+/// first where they can ([`crate::probe::Memlock`]).
+pub fn retry_transient<T, E>(
+    transient: impl Fn(&E) -> bool,
+    mut call: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let deadline = std::time::Instant::now() + TRANSIENT_RETRY;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match call() {
+            Err(e) if transient(&e) && std::time::Instant::now() + pause < deadline => {
+                tracing::debug!("transient refusal, trying again in {pause:?}");
+                std::thread::sleep(pause);
+                pause *= 2;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether `e` is an errno [`retry_transient`] waits out (`ENOMEM`, `EAGAIN`).
+pub fn is_transient(e: &UringError) -> bool {
+    matches!(
+        e.errno(),
+        Some(rustix::io::Errno::NOMEM) | Some(rustix::io::Errno::AGAIN)
+    )
 }
 
 /// What ring to create.
