@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::abi::{self, TransportKind};
 use crate::endpoint::Endpoint;
-use crate::memory::{
-    pod_bytes, ChannelMemory, KeepAlive, MemoryProvider, SharedMemory, SharedRegion,
-};
+use crate::memory::{ChannelMemory, KeepAlive, MemoryProvider, SharedMemory, SharedRegion};
 use crate::transport::{Counters, OpenContext, Transport, TransportBuilder, TransportError};
 
 /// Offset of the endpoint table in the descriptor's allocation.
@@ -193,7 +191,7 @@ impl Channel {
         );
         for (i, ep) in endpoints.iter().enumerate() {
             descriptor
-                .write_bytes(ENDPOINTS_OFFSET + i * 16, pod_bytes(&ep.to_abi()))
+                .write_bytes(ENDPOINTS_OFFSET + i * 16, bytemuck::bytes_of(&ep.to_abi()))
                 .map_err(|e| fail(e.into()))?;
         }
         let d = descriptor.region();
@@ -220,6 +218,7 @@ impl Channel {
             direct: Default::default(),
             forward: Default::default(),
             mailbox: Default::default(),
+            _pad1: [0; 10],
             stats: Default::default(),
         };
         let mut ctx = OpenContext {
@@ -234,7 +233,7 @@ impl Channel {
         };
         let transport = builder.build(&mut ctx).map_err(fail)?;
         descriptor
-            .write_bytes(0, pod_bytes(&desc))
+            .write_bytes(0, bytemuck::bytes_of(&desc))
             .map_err(|e| fail(e.into()))?;
         // The kernel's copy, device-local: the descriptor, then the endpoint table.
         // Only `closing` and `stats` are read through `shared` (host memory).
@@ -249,11 +248,11 @@ impl Channel {
             ..desc
         };
         local
-            .write(0, pod_bytes(&local_desc))
+            .write(0, bytemuck::bytes_of(&local_desc))
             .map_err(|e| fail(e.into()))?;
         for (i, ep) in endpoints.iter().enumerate() {
             local
-                .write(desc_len + i * 16, pod_bytes(&ep.to_abi()))
+                .write(desc_len + i * 16, bytemuck::bytes_of(&ep.to_abi()))
                 .map_err(|e| fail(e.into()))?;
         }
         std::sync::atomic::fence(Ordering::SeqCst);
