@@ -147,8 +147,8 @@ pub fn nvrtc() -> Result<(), LibraryError> {
         }
         // SAFETY: present (checked above), so `culib` does not panic.
         let lib = unsafe { ns::culib() };
-        // SAFETY: `get` only resolves an address; the pointer is never called.
         all_symbols("libnvrtc", NVRTC_SYMBOLS, |s| {
+            // SAFETY: `get` only resolves an address; the pointer is never called.
             unsafe { lib.get::<*const c_void>(s) }.is_ok()
         })
     })

@@ -133,7 +133,7 @@ pub mod op {
 
 /// The descriptor a kernel receives (by device pointer). Lives in shared memory.
 #[repr(C, align(64))]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Channel {
     /// [`MAGIC`]; the header refuses a descriptor without it (`-EINVAL`).
     pub magic: u32,
@@ -180,7 +180,11 @@ pub struct Channel {
     /// A host-queue endpoint names its entry by `Endpoint::queue`.
     pub queues: u64,
     pub queue_count: u32,
-    pub _pad1: u32,
+    /// Reserved, zero: fills the line up to `stats` (the header leaves these bytes as
+    /// the padding `alignas(64)` makes). Spelled out so that the descriptor has no
+    /// padding and can be written as bytes (`bytemuck::Pod`); a field added above
+    /// takes its bytes from here.
+    pub _pad1: [u32; 7],
     /// Counters the device keeps: all four on the direct transport; on forward and
     /// mailbox only `timed_out` (the host counts their requests itself). On its own
     /// cache line.
@@ -191,7 +195,7 @@ pub struct Channel {
 /// ring fields (all `u32`), SQE array and CQE array, laid out by `io_uring_setup`
 /// with `IORING_SETUP_NO_MMAP` inside shared memory.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct DirectRing {
     pub sq_head: u64,
     pub sq_tail: u64,
@@ -238,7 +242,7 @@ pub struct DirectState {
 
 /// Per-slot state of the direct transport (device-local).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct DirectSlot {
     /// The slot is free for position `p` when `seq`'s low 52 bits are `p`; its owner
     /// releases it with `seq = p + slots`. The high 12 bits count positions queued
@@ -269,7 +273,7 @@ pub mod slot_state {
 
 /// The forward transport's request queue.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ForwardQueue {
     /// Shared `ForwardEntry[Channel::slots]`.
     pub entries: u64,
@@ -355,7 +359,7 @@ pub struct ForwardEntry {
 
 /// The mailbox transport's ports.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Mailbox {
     /// Shared `MailboxPort[port_count]`.
     pub ports: u64,
@@ -385,7 +389,7 @@ pub struct MailboxPort {
 
 /// One registered endpoint as the device sees it. The fd stays on the host.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Endpoint {
     /// One of [`endpoint_kind`].
     pub kind: u32,
@@ -440,7 +444,7 @@ pub mod queue_direction {
 /// publishes `QueueControl::closed` when its `Sender` closes; a reader that finds
 /// `closed` set (acquire) and then no message reports end of stream.
 #[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Queue {
     /// A [`queue_direction`] value.
     pub direction: u32,
@@ -501,7 +505,7 @@ pub struct CellHeader {
 
 /// Counters a device-driven transport keeps in shared memory.
 #[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Stats {
     /// Requests handed to the transport (direct: published to the SQ).
     pub submitted: u64,
@@ -512,6 +516,9 @@ pub struct Stats {
     /// Device calls that gave up waiting (their requests are still counted above
     /// once they complete), on every transport.
     pub timed_out: u64,
+    /// Reserved, zero: the rest of the cache line, spelled out so that the struct has
+    /// no padding (`bytemuck::Pod`).
+    pub _pad: [u64; 4],
 }
 
 const _: () = {

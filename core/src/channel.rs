@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::abi::{self, TransportKind};
 use crate::endpoint::Endpoint;
-use crate::memory::{
-    pod_bytes, ChannelMemory, KeepAlive, MemoryProvider, SharedMemory, SharedRegion,
-};
+use crate::memory::{ChannelMemory, KeepAlive, MemoryProvider, SharedMemory, SharedRegion};
 use crate::queue::{Direction, QueueError, QueueReport, QueueShared, Receiver, Sender};
 use crate::transport::{Counters, OpenContext, Transport, TransportBuilder, TransportError};
 
@@ -274,11 +272,11 @@ impl Channel {
         // descriptor and in the kernel's device-local copy.
         let mut tables = vec![0u8; tables_len];
         for (i, ep) in abi_endpoints.iter().enumerate() {
-            tables[i * 16..(i + 1) * 16].copy_from_slice(pod_bytes(ep));
+            tables[i * 16..(i + 1) * 16].copy_from_slice(bytemuck::bytes_of(ep));
         }
         for (i, q) in queue_table.iter().enumerate() {
             let at = queues_off + i * 64;
-            tables[at..at + 64].copy_from_slice(pod_bytes(q));
+            tables[at..at + 64].copy_from_slice(bytemuck::bytes_of(q));
         }
         descriptor
             .write_bytes(ENDPOINTS_OFFSET, &tables)
@@ -313,7 +311,7 @@ impl Channel {
                 0
             },
             queue_count: queue_count as u32,
-            _pad1: 0,
+            _pad1: [0; 7],
             stats: Default::default(),
         };
         let mut ctx = OpenContext {
@@ -328,7 +326,7 @@ impl Channel {
         };
         let transport = builder.build(&mut ctx).map_err(fail)?;
         descriptor
-            .write_bytes(0, pod_bytes(&desc))
+            .write_bytes(0, bytemuck::bytes_of(&desc))
             .map_err(|e| fail(e.into()))?;
         // The kernel's copy, device-local: the descriptor, then the endpoint table.
         // Only `closing` and `stats` are read through `shared` (host memory).
@@ -348,7 +346,7 @@ impl Channel {
             ..desc
         };
         local
-            .write(0, pod_bytes(&local_desc))
+            .write(0, bytemuck::bytes_of(&local_desc))
             .map_err(|e| fail(e.into()))?;
         local.write(desc_len, &tables).map_err(|e| fail(e.into()))?;
         std::sync::atomic::fence(Ordering::SeqCst);

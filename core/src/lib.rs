@@ -25,8 +25,15 @@ pub mod memory;
 pub mod probe;
 pub mod queue;
 pub mod request;
+mod sync;
 pub mod transport;
 pub mod uring;
+
+/// The device side of the slot turns (`gpuio/api.h`) in Rust, for the loom models of
+/// the forward and mailbox hand-offs. Exists only under `--cfg loom`.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod turns_model;
 
 pub use abi::TransportKind;
 pub use channel::{Channel, ChannelConfig, ChannelError, CloseReport};

@@ -158,13 +158,6 @@ impl dyn SharedMemory {
     }
 }
 
-/// Views a plain-old-data value as bytes (for writing ABI structs into memory).
-pub fn pod_bytes<T: Copy>(value: &T) -> &[u8] {
-    // SAFETY: T is Copy plain data from `abi` (repr(C), no padding invariants read
-    // back as anything but bytes); the slice covers exactly the value.
-    unsafe { std::slice::from_raw_parts(value as *const T as *const u8, std::mem::size_of::<T>()) }
-}
-
 /// An anonymous, populated, page-aligned private mapping. The building block of the
 /// host provider and of the CUDA provider (which registers it with the driver).
 #[derive(Debug)]

@@ -61,6 +61,7 @@ pub fn device_stats(descriptor: &Arc<dyn SharedMemory>) -> abi::Stats {
         completed: read(offset_of!(abi::Stats, completed)),
         failed: read(offset_of!(abi::Stats, failed)),
         timed_out: read(offset_of!(abi::Stats, timed_out)),
+        _pad: [0; 4],
     }
 }
 

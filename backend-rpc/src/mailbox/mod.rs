@@ -70,7 +70,7 @@ use gpuio_core::transport::{
     TransportReport,
 };
 
-use server::{Control, CounterCells, Ports, ServerConfig, Shared, Staging};
+use server::{Control, CounterCells, PortView, Ports, ServerConfig, Shared, Staging};
 
 /// Device-local `u32`s per entry of the lock area: `GPUIO_MB_LOCK_WORDS` in
 /// `gpuio/mailbox.h` (a port's turn, padded to 64 bytes). The area holds
@@ -299,5 +299,7 @@ impl Drop for MailboxTransport {
     }
 }
 
+#[cfg(all(test, loom))]
+mod loom_model;
 #[cfg(test)]
 mod tests;

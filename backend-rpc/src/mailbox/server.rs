@@ -22,6 +22,57 @@ use gpuio_core::KeepAlive;
 
 use crate::sys;
 
+/// A port's flag word (`device_out`, `host_out`): std's atomic over shared memory, or
+/// loom's in the models (`loom_model.rs`).
+pub(crate) trait Flag {
+    fn load(&self, order: Ordering) -> u32;
+    fn store(&self, value: u32, order: Ordering);
+}
+
+impl Flag for AtomicU32 {
+    fn load(&self, order: Ordering) -> u32 {
+        AtomicU32::load(self, order)
+    }
+    fn store(&self, value: u32, order: Ordering) {
+        AtomicU32::store(self, value, order)
+    }
+}
+
+/// What the host's half of the port hand-off touches: the two flags, the request it
+/// reads and the result it writes. [`Ports`] is the real one.
+pub(crate) trait PortView {
+    type Flag: Flag;
+    fn device_out(&self, i: u32) -> &Self::Flag;
+    fn host_out(&self, i: u32) -> &Self::Flag;
+    fn request(&self, i: u32) -> abi::Request;
+    fn set_result(&self, i: u32, result: i64);
+}
+
+/// The host's half of the port hand-off (`gpuio/mailbox.h`): if port `i` holds a
+/// request (`device_out`, acquired, differs from `host_out`), `run` it and answer:
+/// the result, then `host_out = device_out` (release). `run` returns `None` to leave
+/// the request pending for a later round.
+pub(crate) fn answer<P: PortView>(
+    ports: &P,
+    i: u32,
+    run: impl FnOnce(&abi::Request) -> Option<i64>,
+) -> bool {
+    // Acquire: the request (and its staging bytes) written before the flip are
+    // visible from here on. `host_out` is ours alone.
+    let sent = ports.device_out(i).load(Ordering::Acquire);
+    if sent == ports.host_out(i).load(Ordering::Relaxed) {
+        return false;
+    }
+    let req = ports.request(i);
+    let Some(result) = run(&req) else {
+        return false;
+    };
+    ports.set_result(i, result);
+    // Release: the result (and bytes read into staging) before the answer.
+    ports.host_out(i).store(sent, Ordering::Release);
+    true
+}
+
 /// The shared `MailboxPort[count]` array, seen from the host.
 ///
 /// Per port, the host only ever *loads* `device_out` and `req` and *stores*
@@ -67,27 +118,31 @@ impl Ports {
         unsafe { self.base.as_ptr().add(i as usize) }
     }
 
+    /// Whether port `i` holds a request the host has not answered.
+    pub(crate) fn is_pending(&self, i: u32) -> bool {
+        self.device_out(i).load(Ordering::Acquire) != self.host_out(i).load(Ordering::Acquire)
+    }
+}
+
+impl PortView for Ports {
+    type Flag = AtomicU32;
+
     /// Flipped by the device to send.
-    pub(crate) fn device_out(&self, i: u32) -> &AtomicU32 {
+    fn device_out(&self, i: u32) -> &AtomicU32 {
         // SAFETY: the field lies inside the live, aligned port (see `port`); AtomicU32
         // has u32's layout, and the device touches the word only atomically.
         unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).device_out)) }
     }
 
     /// Flipped by the host to answer.
-    pub(crate) fn host_out(&self, i: u32) -> &AtomicU32 {
+    fn host_out(&self, i: u32) -> &AtomicU32 {
         // SAFETY: as in `device_out`.
         unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).host_out)) }
     }
 
-    /// Whether port `i` holds a request the host has not answered.
-    pub(crate) fn is_pending(&self, i: u32) -> bool {
-        self.device_out(i).load(Ordering::Acquire) != self.host_out(i).load(Ordering::Acquire)
-    }
-
     /// A copy of port `i`'s request. Meaningful after an acquire load of
     /// `device_out` that differs from `host_out`.
-    pub(crate) fn request(&self, i: u32) -> abi::Request {
+    fn request(&self, i: u32) -> abi::Request {
         // SAFETY: the field is in bounds and aligned; a volatile copy of plain data
         // (every bit pattern is a valid Request) never creates a reference.
         unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.port(i)).req)) }
@@ -211,36 +266,27 @@ fn serve_round(shared: &Shared, cfg: ServerConfig) -> u32 {
 
 /// Answers port `i` if it holds a request.
 pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
-    let ports = &shared.ports;
-    // Acquire: the request (and its staging bytes) written before the flip are
-    // visible from here on. `host_out` is ours alone.
-    let sent = ports.device_out(i).load(Ordering::Acquire);
-    if sent == ports.host_out(i).load(Ordering::Relaxed) {
-        return false;
-    }
-    let req = ports.request(i);
-    let checked = validate(shared, &req);
-    if matches!(checked, Ok(r) if !ready(shared, &r)) {
-        // A stream that would block: answering it now would stop this thread, and
-        // every port it serves, until data comes. Leave it pending (the caller's
-        // deadline still bounds its wait) and look again next round.
-        return false;
-    }
-    shared.counters.submitted.fetch_add(1, Ordering::AcqRel);
-    let result = match checked {
-        Ok(r) => execute(shared, &r),
-        Err(errno) => i64::from(errno),
-    };
-    let counter = if result >= 0 {
-        &shared.counters.completed
-    } else {
-        &shared.counters.failed
-    };
-    counter.fetch_add(1, Ordering::AcqRel);
-    ports.set_result(i, result);
-    // Release: the result (and bytes read into staging) before the answer.
-    ports.host_out(i).store(sent, Ordering::Release);
-    true
+    answer(&shared.ports, i, |raw| {
+        let checked = validate(shared, raw);
+        if matches!(&checked, Ok(r) if !ready(shared, r)) {
+            // A stream that would block: answering it now would stop this thread, and
+            // every port it serves, until data comes. Leave it pending (the caller's
+            // deadline still bounds its wait) and look again next round.
+            return None;
+        }
+        shared.counters.submitted.fetch_add(1, Ordering::AcqRel);
+        let result = match checked {
+            Ok(r) => execute(shared, &r),
+            Err(errno) => i64::from(errno),
+        };
+        let counter = if result >= 0 {
+            &shared.counters.completed
+        } else {
+            &shared.counters.failed
+        };
+        counter.fetch_add(1, Ordering::AcqRel);
+        Some(result)
+    })
 }
 
 /// Whether `req` can run without blocking: stream reads and writes wait until

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::abi::{self, DirectSlot, DirectState};
 use crate::channel::ChannelConfig;
-use crate::memory::{pod_bytes, LocalMemory, SharedMemory};
+use crate::memory::{LocalMemory, SharedMemory};
 use crate::probe::Memlock;
 use crate::transport::{OpenContext, TransportError};
 use crate::uring::{
@@ -145,7 +145,7 @@ impl RingOwner {
         let slot_state = ctx.alloc_local(slots as usize * size_of::<DirectSlot>())?;
         let init: Vec<u8> = (0..u64::from(slots))
             .flat_map(|i| {
-                pod_bytes(&DirectSlot {
+                bytemuck::bytes_of(&DirectSlot {
                     seq: i,
                     ..Default::default()
                 })

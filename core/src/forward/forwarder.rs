@@ -6,14 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::abi::stamp;
 use crate::endpoint::Endpoint;
 use crate::memory::SharedRegion;
 use crate::request::{validate, Request, Staging};
 use crate::transport::{Backoff, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
-use super::queue::QueueView;
+use super::queue::{self, QueueView};
 use super::AtomicCounters;
 
 /// First sleep in `io_uring_enter` while waiting for a completion; doubles up to
@@ -285,17 +284,12 @@ impl Forwarder {
 
     /// The position entry `i` holds READY and not yet taken, if any.
     fn untaken(&self, i: usize) -> Option<u64> {
-        let s = self.queue.entries()[i].stamp();
-        let pos = s >> stamp::SHIFT;
-        let in_flight = self.open[i] && self.taken[i] == Some(pos);
-        (s & 3 == stamp::READY && !in_flight).then_some(pos)
+        queue::untaken(self.queue.entries()[i].stamp(), self.taken[i], self.open[i])
     }
 
-    /// Whether entry `i` may hold a request for `pos`: the device stamps READY only
-    /// for a position of this entry, newer than the last one taken from it; anything
-    /// else it wrote there is not a request.
+    /// Whether entry `i` may hold a request for `pos` ([`queue::belongs`]).
     fn belongs(&self, i: usize, pos: u64) -> bool {
-        pos % self.taken.len() as u64 == i as u64 && self.taken[i].is_none_or(|t| pos > t)
+        queue::belongs(i, self.taken.len(), pos, self.taken[i])
     }
 
     /// Takes every READY entry, in any order (one pass over the queue from a

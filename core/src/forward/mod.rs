@@ -274,5 +274,7 @@ impl Drop for ForwardTransport {
     }
 }
 
+#[cfg(all(test, loom))]
+mod loom_model;
 #[cfg(test)]
 mod tests;

@@ -2,17 +2,33 @@
 //! viewed as atomics so that whatever the device does concurrently, every host
 //! access is a defined atomic access.
 
-use std::mem::{offset_of, size_of};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::mem::size_of;
 use std::sync::Arc;
 
 use crate::abi::{self, stamp};
 use crate::memory::SharedMemory;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::transport::TransportError;
 
 /// `stamp` for position `pos` in state `state` (`stamp::{FREE, READY, DONE}`).
 pub(crate) fn stamp_of(pos: u64, state: u64) -> u64 {
     (pos << stamp::SHIFT) | state
+}
+
+/// The position an entry holds READY and not yet taken, given its acquired `stamp`,
+/// the last position taken from it (`last`) and whether that one is still unanswered
+/// (`open`): a READY stamp for the position in the ring is not new.
+pub(crate) fn untaken(stamp: u64, last: Option<u64>, open: bool) -> Option<u64> {
+    let pos = stamp >> stamp::SHIFT;
+    let in_flight = open && last == Some(pos);
+    (stamp & 3 == stamp::READY && !in_flight).then_some(pos)
+}
+
+/// Whether entry `i` of `slots` may hold a request for `pos`: the device stamps READY
+/// only for a position of this entry, newer than the last one taken from it
+/// (`last`); anything else it wrote there is not a request.
+pub(crate) fn belongs(i: usize, slots: usize, pos: u64, last: Option<u64>) -> bool {
+    pos % slots as u64 == i as u64 && last.is_none_or(|t| pos > t)
 }
 
 /// One `abi::ForwardEntry`, field for field, as atomics.
@@ -33,7 +49,11 @@ pub(crate) struct EntryView {
     pub result: AtomicU64,
 }
 
+// Under loom the atomics carry the model checker's bookkeeping: the view is then built
+// from values (`EntryView::free`), never laid over shared memory.
+#[cfg(not(loom))]
 const _: () = {
+    use std::mem::offset_of;
     type E = abi::ForwardEntry;
     type R = abi::Request;
     let req = offset_of!(E, req);
@@ -50,6 +70,21 @@ const _: () = {
 };
 
 impl EntryView {
+    /// An entry on its own, free for position `pos` (the loom models' queue).
+    #[cfg(all(test, loom))]
+    pub fn free(pos: u64) -> Self {
+        Self {
+            stamp: AtomicU64::new(stamp_of(pos, stamp::FREE)),
+            op: AtomicU32::new(0),
+            endpoint: AtomicU32::new(0),
+            len: AtomicU32::new(0),
+            flags: AtomicU32::new(0),
+            staging_off: AtomicU64::new(0),
+            offset: AtomicU64::new(0),
+            result: AtomicU64::new(0),
+        }
+    }
+
     /// The stamp, acquired: after READY this makes the request fields readable.
     pub fn stamp(&self) -> u64 {
         self.stamp.load(Ordering::Acquire)

@@ -349,6 +349,13 @@ fn close_at_the_deadline_refuses_what_never_started_and_reports_what_is_stuck() 
     );
     let dev = FakeDevice::new(&ch);
     dev.publish(0, req(op::READ, 0, 16, 0, -1));
+    // The read must be in the ring before the write is published: the forwarder
+    // scans entries from a rotating start, so it could otherwise take the write first.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ch.counters().submitted == 0 {
+        assert!(Instant::now() < deadline, "the read was never taken");
+        std::thread::sleep(Duration::from_micros(100));
+    }
     dev.staging_write(4096, b"never");
     dev.publish(1, req(op::PWRITE, 1, 5, 4096, 0));
     std::thread::sleep(Duration::from_millis(20));

@@ -1,0 +1,206 @@
+//! Loom models of the forward queue's hand-off (`.ci/loom`): the host side is the
+//! forwarder's own code (`EntryView`, `queue::untaken`, `queue::belongs`), the device
+//! side mirrors `gpuio/forward.h` and the turns of `gpuio/api.h`
+//! ([`crate::turns_model`]). Each slot's staging chunk is a loom `UnsafeCell`, so loom
+//! reports any interleaving in which the device and the host (io_uring, for the
+//! request it was given) touch the same chunk unordered.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p gpuio-core --lib --release loom`.
+
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+
+use crate::abi::{self, op, stamp};
+use crate::sync::Ordering;
+use crate::turns_model::Turns;
+
+use super::queue::{belongs, stamp_of, untaken, EntryView};
+
+/// What the device and the host share, and the device's own turns.
+struct Queue {
+    entries: Vec<EntryView>,
+    staging: Vec<UnsafeCell<u64>>,
+    turns: Turns,
+}
+
+impl Queue {
+    fn new(slots: usize) -> Arc<Self> {
+        Arc::new(Self {
+            // QueueView::init: entry i free for position i.
+            entries: (0..slots as u64).map(EntryView::free).collect(),
+            staging: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
+            turns: Turns::new(slots),
+        })
+    }
+
+    fn slots(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    fn entry(&self, pos: u64) -> &EntryView {
+        &self.entries[(pos % self.slots()) as usize]
+    }
+
+    /// `gpuio_forward_reclaim`: the abandoned request of lap `holder` was answered.
+    fn reclaim(&self, index: usize, holder: u64) -> bool {
+        let pos = holder * self.slots() + index as u64;
+        self.entries[index].stamp.load(Ordering::Acquire) == stamp_of(pos, stamp::DONE)
+    }
+
+    /// `gpuio_forward_acquire`, then the caller's bytes into the slot's staging chunk
+    /// and `gpuio_forward_submit`: the request by plain stores, then READY (release).
+    fn submit(&self, value: u64) -> u64 {
+        let pos = self.turns.acquire(|i, holder| self.reclaim(i, holder));
+        self.staging[(pos % self.slots()) as usize].with_mut(|p| {
+            // SAFETY: the slot is ours from `acquire` until release or abandon; loom
+            // checks that nobody else touches the chunk meanwhile.
+            unsafe { *p = value }
+        });
+        let e = self.entry(pos);
+        e.set_request(&abi::Request {
+            op: op::PREAD,
+            len: 8,
+            staging_off: pos % self.slots(),
+            ..Default::default()
+        });
+        e.stamp
+            .store(stamp_of(pos, stamp::READY), Ordering::Release);
+        pos
+    }
+
+    /// `gpuio_forward_wait` that never gives up: polls for DONE (acquire), reads the
+    /// result, then the staging chunk the host filled.
+    fn wait(&self, pos: u64) -> (i64, u64) {
+        let e = self.entry(pos);
+        while e.stamp() != stamp_of(pos, stamp::DONE) {
+            loom::thread::yield_now();
+        }
+        let filled = self.staging[(pos % self.slots()) as usize].with(|p| {
+            // SAFETY: DONE was acquired: the host is finished with the chunk.
+            unsafe { *p }
+        });
+        (e.result(), filled)
+    }
+
+    /// The forwarder's loop, less io_uring: scan every entry, take what is READY and
+    /// belongs, "execute" it (a pread: read the staged word, fill the chunk, as the
+    /// kernel does between SQE and CQE), answer DONE. Until `n` were answered.
+    fn serve(&self, n: usize) {
+        let slots = self.entries.len();
+        let mut taken: Vec<Option<u64>> = vec![None; slots];
+        let mut open = vec![false; slots];
+        let mut answered = 0;
+        while answered < n {
+            for i in 0..slots {
+                let e = &self.entries[i];
+                let Some(pos) = untaken(e.stamp(), taken[i], open[i]) else {
+                    continue;
+                };
+                assert!(
+                    belongs(i, slots, pos, taken[i]),
+                    "a READY stamp out of turn"
+                );
+                let req = e.request();
+                assert_eq!(
+                    req.staging_off,
+                    pos % self.slots(),
+                    "request fields published with READY"
+                );
+                taken[i] = Some(pos);
+                open[i] = true;
+                let chunk = &self.staging[req.staging_off as usize];
+                // SAFETY: READY was acquired: the device handed the chunk over and
+                // touches it again only after DONE (or after reclaiming it, which waits
+                // for DONE too).
+                let staged = chunk.with(|p| unsafe { *p });
+                // SAFETY: as above.
+                chunk.with_mut(|p| unsafe { *p = staged + 1000 });
+                e.answer(pos, staged as i64);
+                open[i] = false;
+                answered += 1;
+            }
+            loom::thread::yield_now();
+        }
+    }
+}
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    b.check(f);
+}
+
+// Each model has two threads: loom's cost grows steeply with threads that spin, so the
+// device's two positions on one slot run one after the other on one thread where the
+// host is the other party, and the device-only turn hand-off has a model of its own.
+
+#[test]
+fn a_request_is_answered_in_place_and_its_slot_reused_for_the_next_lap() {
+    model(|| {
+        let q = Queue::new(1);
+        let device = {
+            let q = q.clone();
+            loom::thread::spawn(move || {
+                for v in [7u64, 9] {
+                    let pos = q.submit(v);
+                    let (result, filled) = q.wait(pos);
+                    q.turns.release(pos);
+                    assert_eq!(result, v as i64, "the answer to its own request");
+                    assert_eq!(filled, v + 1000, "the bytes the host read in");
+                }
+            })
+        };
+        q.serve(2);
+        device.join().unwrap();
+    });
+}
+
+#[test]
+fn an_abandoned_slot_is_taken_over_only_once_the_host_answered_it() {
+    model(|| {
+        let q = Queue::new(1);
+        let device = {
+            let q = q.clone();
+            loom::thread::spawn(move || {
+                // Position 0 times out at once after submitting: the slot is left
+                // ABANDONED and the host still reads and fills its chunk later.
+                let first = q.submit(5);
+                q.turns.abandon(first);
+                // Position 1's turn owner takes the slot over (reclaim: DONE for 0).
+                let pos = q.submit(8);
+                let answer = q.wait(pos);
+                q.turns.release(pos);
+                answer
+            })
+        };
+        q.serve(2);
+        assert_eq!(device.join().unwrap(), (8, 1008));
+    });
+}
+
+#[test]
+fn the_turn_word_hands_a_slot_to_one_position_at_a_time() {
+    model(|| {
+        let q = Queue::new(1);
+        let lanes: Vec<_> = (0..2u64)
+            .map(|v| {
+                let q = q.clone();
+                loom::thread::spawn(move || {
+                    let pos = q.turns.acquire(|_, _| false);
+                    let chunk = &q.staging[0];
+                    // SAFETY: the slot is held; loom checks no other holder overlaps.
+                    chunk.with_mut(|p| unsafe { *p = v });
+                    // SAFETY: as above.
+                    assert_eq!(chunk.with(|p| unsafe { *p }), v);
+                    q.turns.release(pos);
+                    pos
+                })
+            })
+            .collect();
+        let mut got: Vec<u64> = lanes.into_iter().map(|l| l.join().unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, [0, 1], "each lane its own position");
+    });
+}

@@ -1,0 +1,101 @@
+//! The device side of the slot turns, step for step as `gpuio/api.h` writes them
+//! ("turns": `gpuio_impl_turn_step`, `gpuio_impl_turn_hold`, and the release and
+//! abandon stores of `gpuio/forward.h` and `gpuio/mailbox.h`), on loom's atomics.
+//! The header is C++ and runs on the device, so the loom models of the host's
+//! hand-offs (forward, mailbox) drive it through this mirror; keep the two in step.
+//!
+//! Modelled: waiting for the turn, taking a FREE slot, taking over an ABANDONED one
+//! once the transport's `reclaim` says its answer is there, handing the turn on,
+//! abandoning and releasing. Not modelled: deadlines and passing over a stuck slot
+//! (they depend on the clock; a pass-over only hands the turn on without touching the
+//! slot), warps (the CPU device runs one lane per warp).
+
+use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+
+use crate::abi::slot_state;
+
+/// `gpuio_turn`: whose turn it is on a slot and who holds it.
+#[derive(Debug, Default)]
+pub struct Turn {
+    pub turn: AtomicU64,
+    pub holder: AtomicU64,
+    pub state: AtomicU32,
+}
+
+/// The device-local half of a queue: the position counter and one turn per slot.
+#[derive(Debug)]
+pub struct Turns {
+    /// `ForwardState::reserve` / the mailbox's position counter.
+    pub reserve: AtomicU64,
+    pub turns: Vec<Turn>,
+}
+
+impl Turns {
+    pub fn new(slots: usize) -> Self {
+        Self {
+            reserve: AtomicU64::new(0),
+            turns: (0..slots).map(|_| Turn::default()).collect(),
+        }
+    }
+
+    fn slots(&self) -> u64 {
+        self.turns.len() as u64
+    }
+
+    /// `gpuio_impl_turn_acquire` for one lane: takes a position (`gpuio_fetch_add_64`,
+    /// acq_rel) and waits for its turn on slot `pos % slots`, then holds the slot.
+    /// `reclaim(index, holder)` is the transport's rule for taking over an abandoned
+    /// slot. Returns the position.
+    pub fn acquire(&self, reclaim: impl Fn(usize, u64) -> bool) -> u64 {
+        let pos = self.reserve.fetch_add(1, Ordering::AcqRel);
+        let lap = pos / self.slots();
+        let index = (pos % self.slots()) as usize;
+        let t = &self.turns[index];
+        loop {
+            // api.h: `turn = gpuio_ld_acquire_64(&t->turn); if (turn != lap) ...sleep`
+            if t.turn.load(Ordering::Acquire) != lap {
+                loom::thread::yield_now();
+                continue;
+            }
+            // api.h: `state = gpuio_ld_acquire_32(&t->state)`
+            let state = t.state.load(Ordering::Acquire);
+            let may_take = state == slot_state::FREE
+                || (state == slot_state::ABANDONED
+                    && reclaim(index, t.holder.load(Ordering::Relaxed)));
+            // api.h: `gpuio_cas_32(&t->state, state, IN_FLIGHT)` (acq_rel / acquire)
+            if may_take
+                && t.state
+                    .compare_exchange(
+                        state,
+                        slot_state::IN_FLIGHT,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    )
+                    .is_ok()
+            {
+                // api.h gpuio_impl_turn_hold: fence_sc, relaxed holder, release turn.
+                fence(Ordering::SeqCst);
+                t.holder.store(lap, Ordering::Relaxed);
+                t.turn.store(lap + 1, Ordering::Release);
+                return pos;
+            }
+            loom::thread::yield_now();
+        }
+    }
+
+    /// `gpuio_impl_wait_answer` at its deadline, then the transport's abandon:
+    /// `gpuio_fence_sc(); gpuio_st_release_32(&state, ABANDONED)`.
+    pub fn abandon(&self, pos: u64) {
+        fence(Ordering::SeqCst);
+        self.turns[(pos % self.slots()) as usize]
+            .state
+            .store(slot_state::ABANDONED, Ordering::Release);
+    }
+
+    /// `gpuio_forward_release` / `gpuio_mailbox_release`: `state = FREE` (release).
+    pub fn release(&self, pos: u64) {
+        self.turns[(pos % self.slots()) as usize]
+            .state
+            .store(slot_state::FREE, Ordering::Release);
+    }
+}
