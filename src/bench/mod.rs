@@ -409,6 +409,17 @@ fn read_u32s(mem: &dyn gpuio_core::memory::SharedMemory, n: usize) -> Vec<u32> {
 /// The latency floor of any round trip between device and host: the device stores
 /// a counter in shared memory, a host thread answers it in another word, `rounds`
 /// times (`gpuio_k_pingpong`); microseconds per round trip, timed on the host.
+/// A default mailbox channel for a kernel that does no I/O through it (every launch
+/// takes one).
+fn launch_channel(device: &dyn Device, what: &str) -> Result<Channel, String> {
+    Channel::open(
+        device.provider(),
+        &gpuio_backend_rpc::mailbox::MailboxBuilder::new(),
+        ChannelConfig::default(),
+    )
+    .map_err(|e| format!("a channel for {what}: {e}"))
+}
+
 fn pingpong_us(device: &dyn Device, rounds: u64) -> Result<f64, String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     let mem = device
@@ -425,12 +436,7 @@ fn pingpong_us(device: &dyn Device, rounds: u64) -> Result<f64, String> {
             &*r.host_ptr.as_ptr().add(64).cast::<AtomicU64>(),
         )
     };
-    let ch = Channel::open(
-        device.provider(),
-        &gpuio_backend_rpc::mailbox::MailboxBuilder::new(),
-        ChannelConfig::default(),
-    )
-    .map_err(|e| format!("a channel for the ping-pong kernel: {e}"))?;
+    let ch = launch_channel(device, "the ping-pong kernel")?;
     let run = device
         .launch("pingpong", 1, 1, &ch, &[r.device_addr, rounds, 0])
         .map_err(|e| format!("launch pingpong: {e}"))?;

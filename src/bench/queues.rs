@@ -17,7 +17,10 @@ use std::time::{Duration, Instant};
 use gpuio_core::{ChannelConfig, Endpoint, QueueConfig, RecvError};
 use gpuio_device::Device;
 
-use super::{fail_check, pingpong_us, process_cpu_time, Better, Figure, Scale, KERNEL_TIMEOUT};
+use super::{
+    fail_check, launch_channel, pingpong_us, process_cpu_time, Better, Figure, Scale,
+    KERNEL_TIMEOUT,
+};
 use crate::conformance::Opener;
 
 /// Rings of the queue to the host: one host thread drains each.
@@ -174,13 +177,7 @@ fn copy_back(device: &dyn Device, per: u64, bytes: u64, shape: (u32, u32)) -> Re
     let len = (threads * per * bytes) as usize;
     let buf = device.buffer(len, &[]).map_err(|e| e.to_string())?;
     let mut host = vec![0u8; len];
-    // A channel only because every launch takes one; the kernel does no I/O.
-    let ch = gpuio_core::Channel::open(
-        device.provider(),
-        &gpuio_backend_rpc::mailbox::MailboxBuilder::new(),
-        ChannelConfig::default(),
-    )
-    .map_err(|e| e.to_string())?;
+    let ch = launch_channel(device, "the copy-back kernel")?;
     let start = Instant::now();
     device
         .launch(

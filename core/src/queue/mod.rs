@@ -151,8 +151,6 @@ pub(crate) struct QueueShared {
     taken: AtomicBool,
     /// The first protocol violation seen.
     violation: Mutex<Option<String>>,
-    /// Bumped whenever the host side makes progress or ends (wakes async waiters).
-    pub(crate) epoch: AtomicU32,
 }
 
 impl std::fmt::Debug for QueueShared {
@@ -233,7 +231,6 @@ impl QueueShared {
             tail: AtomicU64::new(0),
             taken: AtomicBool::new(false),
             violation: Mutex::new(None),
-            epoch: AtomicU32::new(0),
         };
         if direction == Direction::ToDevice {
             // Lap 0: cell p is free for position p.
@@ -325,11 +322,6 @@ impl QueueShared {
         if let Ok(mut v) = self.violation.lock() {
             v.get_or_insert(what);
         }
-        self.bump();
-    }
-
-    pub(crate) fn bump(&self) {
-        self.epoch.fetch_add(1, Ordering::Release);
     }
 
     /// To the host: the messages published beyond ring `ring`'s consumed head,

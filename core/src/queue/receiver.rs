@@ -172,7 +172,6 @@ impl Receiver {
         }
         if closing {
             self.ended = true;
-            self.q.bump();
             return Err(RecvError::Closed);
         }
         Err(RecvError::Empty)
@@ -186,7 +185,8 @@ impl Receiver {
         let pos = self.heads[ri];
         let cells = u64::from(self.q.cells);
         let ready = self.q.ready(r, pos).map_err(mem)?;
-        if self.group_left[ri] == 0 {
+        let first = self.group_left[ri] == 0;
+        if first {
             let v = ready.load(Ordering::Acquire);
             if v != pos + 1 {
                 let previous_lap = if pos < cells { 0 } else { pos + 1 - cells };
@@ -199,13 +199,6 @@ impl Receiver {
                     pos + 1
                 ));
             }
-            let (_, count) = self.q.len_count(r, pos).map_err(mem)?;
-            if count == 0 || u64::from(count) > cells {
-                return Err(format!(
-                    "message {pos} heads a group of {count} messages; a ring holds {cells}"
-                ));
-            }
-            self.group_left[ri] = count;
         } else {
             // A later cell of a published group: its sender stamped it before the
             // group's first cell was released. Allow a moment for the stamp to land.
@@ -223,7 +216,16 @@ impl Receiver {
                 std::hint::spin_loop();
             }
         }
-        let (len, _) = self.q.len_count(r, pos).map_err(mem)?;
+        // After the acquire of `ready`, as the sender wrote them before it.
+        let (len, count) = self.q.len_count(r, pos).map_err(mem)?;
+        if first {
+            if count == 0 || u64::from(count) > cells {
+                return Err(format!(
+                    "message {pos} heads a group of {count} messages; a ring holds {cells}"
+                ));
+            }
+            self.group_left[ri] = count;
+        }
         if len > self.q.max_message {
             return Err(format!(
                 "message {pos} claims {len} bytes; the queue's maximum is {}",

@@ -20,11 +20,9 @@
 #define GPUIO_QUEUE_H
 
 /* The queue behind endpoint `ep` if it is a host queue the kernel may use with
- * `access` (GPUIO_ACCESS_WRITE to send, _READ to receive); NULL otherwise, with
- * *is_queue telling a stream endpoint (0) from an error (*err). */
-GPUIO_FN const gpuio_queue *gpuio_impl_queue(const gpuio_channel *ch, gpuio_u32 ep, gpuio_u32 access, int *is_queue,
-                                             int *err) {
-  *is_queue = 0;
+ * `access` (GPUIO_ACCESS_WRITE to send, _READ to receive). NULL with *err = 0 for
+ * any other (stream) endpoint; NULL with *err = -errno when it cannot be used. */
+GPUIO_FN const gpuio_queue *gpuio_impl_queue(const gpuio_channel *ch, gpuio_u32 ep, gpuio_u32 access, int *err) {
   *err = 0;
   if (ep >= ch->endpoint_count) {
     *err = -GPUIO_EBADF;
@@ -32,7 +30,6 @@ GPUIO_FN const gpuio_queue *gpuio_impl_queue(const gpuio_channel *ch, gpuio_u32 
   }
   const gpuio_endpoint *e = gpuio_ptr<const gpuio_endpoint>(ch->endpoints) + ep;
   if (e->kind != GPUIO_EP_HOST_QUEUE) return nullptr;
-  *is_queue = 1;
   if (!(e->access & access)) {
     *err = -GPUIO_EBADF;
     return nullptr;
@@ -115,15 +112,25 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gp
   return (gpuio_i64)len;
 }
 
+/* Where `len` bytes from `msg` sent on `ep` go: 0 with *q the queue, or with *q
+ * NULL for a stream endpoint (gpuio_write serves it); or -errno. */
+GPUIO_FN int gpuio_impl_send_target(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len,
+                                    const gpuio_queue **q) {
+  *q = nullptr;
+  int e = gpuio_impl_check_channel(ch);
+  if (e) return e;
+  *q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_WRITE, &e);
+  if (e || !*q) return e;
+  if (len > (*q)->max_message) return -GPUIO_EMSGSIZE;
+  if (len > 0 && !msg) return -GPUIO_EFAULT;
+  return 0;
+}
+
 GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len, bool wait) {
   const gpuio_u64 mask = gpuio_warp_active();
-  int e = gpuio_impl_check_channel(ch);
-  int is_queue = 0;
   const gpuio_queue *q = nullptr;
-  if (!e) q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_WRITE, &is_queue, &e);
-  const bool stream = !e && !is_queue;
-  if (!e && !stream && len > q->max_message) e = -GPUIO_EMSGSIZE;
-  if (!e && !stream && len > 0 && !msg) e = -GPUIO_EFAULT;
+  const int e = gpuio_impl_send_target(ch, ep, msg, len, &q);
+  const bool stream = !e && !q;
   /* Lanes with a valid message to the same queue send as one group; the others
    * answer at once (every lane of `mask` takes part in the ballot first). */
   gpuio_u64 rest = gpuio_warp_ballot(mask, e == 0 && !stream);
@@ -151,8 +158,6 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
   const gpuio_u64 deadline = gpuio_impl_deadline(ch);
   gpuio_impl_backoff backoff = {0};
   for (;;) {
-    /* `closed` before the cell: the host publishes every message before it closes. */
-    const bool closed = gpuio_ld_acquire_32(&ctl->closed) != 0u;
     const gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
     gpuio_cell_header *c = gpuio_impl_cell(q, 0, h);
     if (gpuio_ld_acquire_64(&c->ready) == h + 1u) {
@@ -165,7 +170,13 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
       return (gpuio_i64)len;
     }
     if (gpuio_ld_relaxed_64(&rs->tail) != h) continue;
-    if (closed) return 0;
+    /* Empty at h. Only now read `closed` (one more PCIe read, not one per
+     * message), then look at the cell once more: the host publishes every message
+     * before it closes, so after the acquire a message at h is visible. */
+    if (gpuio_ld_acquire_32(&ctl->closed) != 0u) {
+      if (gpuio_ld_acquire_64(&c->ready) == h + 1u || gpuio_ld_relaxed_64(&rs->tail) != h) continue;
+      return 0;
+    }
     if (!wait) return -GPUIO_EAGAIN;
     if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
     if (gpuio_impl_past(deadline)) return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
@@ -176,10 +187,9 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
 GPUIO_FN gpuio_i64 gpuio_impl_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap, bool wait) {
   int e = gpuio_impl_check_channel(ch);
   if (e) return e;
-  int is_queue = 0;
-  const gpuio_queue *q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_READ, &is_queue, &e);
+  const gpuio_queue *q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_READ, &e);
   if (e) return e;
-  if (!is_queue) return gpuio_read(ch, ep, buf, cap);
+  if (!q) return gpuio_read(ch, ep, buf, cap);
   if (cap > 0 && !buf) return -GPUIO_EFAULT;
   return gpuio_impl_queue_recv(ch, q, (char *)buf, cap, wait);
 }
@@ -217,18 +227,14 @@ GPUIO_FN gpuio_i64 gpuio_try_recv(const gpuio_channel *ch, gpuio_u32 ep, void *b
 GPUIO_FN gpuio_i64 gpuio_send_warp(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 lead = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
-  int e = gpuio_impl_check_channel(ch);
-  int is_queue = 0;
   const gpuio_queue *q = nullptr;
-  if (!e) q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_WRITE, &is_queue, &e);
+  int e = gpuio_impl_send_target(ch, ep, msg, len, &q);
   if (e) return e;
-  if (!is_queue) { /* a stream: one lane writes for the warp */
+  if (!q) { /* a stream: one lane writes for the warp */
     gpuio_i64 r = 0;
     if (rank == 0) r = gpuio_write(ch, ep, msg, len);
     return (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)r, lead);
   }
-  if (len > q->max_message) return -GPUIO_EMSGSIZE;
-  if (len > 0 && !msg) return -GPUIO_EFAULT;
   const gpuio_u32 ring = (gpuio_u32)(gpuio_warp_id() % q->rings);
   gpuio_u64 base = 0;
   if (rank == 0) e = gpuio_impl_queue_reserve(ch, q, ring, 1u, &base, true, gpuio_impl_deadline(ch));
