@@ -423,8 +423,10 @@ pub mod queue_direction {
 /// *group*: the first lane reserves `k` consecutive positions by compare-and-swap on
 /// the ring's device-local `tail`, only while `tail + k <= head + cells` (the host's
 /// `head` is cached on the device and re-read across PCIe only when the ring looks
-/// full), so a reservation is never left unpublished. Each lane writes its cell
-/// (header `ready = pos + 1`, `len`, `count`; then the bytes); after the warp syncs,
+/// full, and then by one sender at a time for all: `QueueRing::polling`), so a
+/// reservation is never left unpublished. Each lane writes its cell's header
+/// (`ready = pos + 1`, `len`, `count`) and the lanes copy the messages' bytes side
+/// by side (coalesced stores, `gpuio_impl_queue_fill_group`); after the warp syncs,
 /// the first lane stores the group's first header's `ready` with a system-scope
 /// release, and that one store publishes the whole group. The host reads groups in
 /// order: at its `head`, a first header whose `ready == head + 1` (acquire) makes
@@ -437,12 +439,16 @@ pub mod queue_direction {
 ///
 /// **To the device** (`gpuio_recv`): one ring. Cell `p % cells` is free for position
 /// `p` when its `ready == p` and holds the message for `p` when `ready == p + 1`
-/// (release by the host, which writes the bytes first). A device reader claims
-/// position `h` by compare-and-swap on the ring's device-local `tail` (`h → h + 1`)
-/// only after it saw `ready == h + 1`, copies the message out and frees the cell
-/// with `ready = h + cells` (release). The host initialises `ready = p` for lap 0 and
-/// publishes `QueueControl::closed` when its `Sender` closes; a reader that finds
-/// `closed` set (acquire) and then no message reports end of stream.
+/// (release by the host, which writes the bytes first; then it releases
+/// `QueueControl::head = p + 1`). Readers do not poll the host each: one at a time
+/// (`QueueRing::polling`) reads `closed`, then `head` (acquire), and leaves them in
+/// `QueueRing::cached_head` / `seen`; the others wait on that device-local copy. A
+/// reader claims a position `h < cached_head` by compare-and-swap on the ring's
+/// device-local `tail` (`h → h + 1`), acquires `ready == h + 1`, copies the message
+/// out and frees the cell with `ready = h + cells` (release). The host initialises
+/// `ready = p` for lap 0 and sets `closed` after its last `head` when its `Sender`
+/// closes; once `closed` is seen and every position below the final `head` is
+/// claimed, a reader reports end of stream.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Queue {
@@ -471,9 +477,11 @@ pub struct Queue {
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueControl {
-    /// To the host: positions the host has consumed (release by the host).
+    /// To the host: positions the host has consumed. To the device: positions the
+    /// host has published (after each message's `ready`). Release by the host.
     pub head: u64,
-    /// To the device: 1 once the host's `Sender` closed (release by the host).
+    /// To the device: 1 once the host's `Sender` closed, after its last `head`
+    /// (release by the host).
     pub closed: u32,
     pub _pad: [u32; 13],
 }
@@ -485,9 +493,24 @@ pub struct QueueRing {
     /// To the host: positions reserved by senders. To the device: positions claimed
     /// by readers.
     pub tail: u64,
-    /// To the host: the last `QueueControl::head` a sender read.
+    /// The last `QueueControl::head` read from the host: by a sender that found the
+    /// ring full (to the host), or by the one reader polling for all (to the device).
     pub cached_head: u64,
-    pub _pad: [u64; 6],
+    /// 1 while one device thread (a sender finding the ring full, or a reader
+    /// finding it empty) reads the host's words for all the others, who wait on this
+    /// device-local state instead of each polling across PCIe.
+    pub polling: u32,
+    /// [`queue_seen`] bits the polling thread found.
+    pub seen: u32,
+    pub _pad: [u64; 5],
+}
+
+/// [`QueueRing::seen`] bits.
+pub mod queue_seen {
+    /// (To the device.) The host's `Sender` closed; `cached_head` is its final count.
+    pub const CLOSED: u32 = 1;
+    /// The channel is closing.
+    pub const SHUTDOWN: u32 = 2;
 }
 
 /// The first 16 bytes of every cell.
@@ -652,6 +675,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "sizeof(gpuio_queue_ring)" => size_of::<QueueRing>(),
         "gpuio_queue_ring.tail" => offset_of!(QueueRing, tail),
         "gpuio_queue_ring.cached_head" => offset_of!(QueueRing, cached_head),
+        "gpuio_queue_ring.polling" => offset_of!(QueueRing, polling),
+        "gpuio_queue_ring.seen" => offset_of!(QueueRing, seen),
         "sizeof(gpuio_cell_header)" => size_of::<CellHeader>(),
         "gpuio_cell_header.ready" => offset_of!(CellHeader, ready),
         "gpuio_cell_header.len" => offset_of!(CellHeader, len),
@@ -677,6 +702,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_EP_HOST_QUEUE" => endpoint_kind::HOST_QUEUE as usize,
         "GPUIO_QUEUE_TO_HOST" => queue_direction::TO_HOST as usize,
         "GPUIO_QUEUE_TO_DEVICE" => queue_direction::TO_DEVICE as usize,
+        "GPUIO_QUEUE_SEEN_CLOSED" => queue_seen::CLOSED as usize,
+        "GPUIO_QUEUE_SEEN_SHUTDOWN" => queue_seen::SHUTDOWN as usize,
         "GPUIO_ACCESS_READ" => access::READ as usize,
         "GPUIO_ACCESS_WRITE" => access::WRITE as usize,
         "GPUIO_SLOT_FREE" => slot_state::FREE as usize,

@@ -142,10 +142,9 @@ pub(crate) struct QueueShared {
     _local: Arc<dyn LocalMemory>,
     /// The channel's shared descriptor, for `closing`.
     descriptor: Arc<dyn SharedMemory>,
-    /// To the host: messages taken by the Receiver. To the device: messages the
-    /// Sender published.
-    pub(crate) host_count: AtomicU64,
-    /// To the device: the Sender's next position.
+    /// To the device: the Sender's next position, which is also how many messages
+    /// it published. (To the host, what the Receivers took is the sum of the rings'
+    /// published heads: no counter shared by the draining threads.)
     pub(crate) tail: AtomicU64,
     /// Whether the Receiver or Sender was handed out.
     taken: AtomicBool,
@@ -227,7 +226,6 @@ impl QueueShared {
             control_off,
             _local: local.clone(),
             descriptor,
-            host_count: AtomicU64::new(0),
             tail: AtomicU64::new(0),
             taken: AtomicBool::new(false),
             violation: Mutex::new(None),
@@ -341,6 +339,14 @@ impl QueueShared {
         Ok(n)
     }
 
+    /// To the host: messages the Receivers took, over every ring.
+    pub(crate) fn taken_to_host(&self) -> u64 {
+        (0..self.rings)
+            .filter_map(|r| self.head_word(r).ok())
+            .map(|h| h.load(Ordering::Acquire))
+            .sum()
+    }
+
     /// To the device: messages the Sender published that no kernel took yet.
     fn unclaimed(&self) -> Result<u64, MemoryError> {
         let tail = self.tail.load(Ordering::Acquire);
@@ -366,10 +372,15 @@ impl QueueShared {
             self.note_violation(format!("cannot read the queue's rings: {e}"));
             0
         });
-        let host = self.host_count.load(Ordering::Acquire);
         let (sent, received) = match self.direction {
-            Direction::ToHost => (host + in_flight, host),
-            Direction::ToDevice => (host, host.saturating_sub(in_flight)),
+            Direction::ToHost => {
+                let taken = self.taken_to_host();
+                (taken + in_flight, taken)
+            }
+            Direction::ToDevice => {
+                let sent = self.tail.load(Ordering::Acquire);
+                (sent, sent.saturating_sub(in_flight))
+            }
         };
         QueueReport {
             name: self.name.clone(),

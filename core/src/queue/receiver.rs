@@ -57,7 +57,7 @@ impl std::fmt::Debug for Receiver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Receiver")
             .field("queue", &self.q)
-            .field("received", &self.q.host_count.load(Ordering::Relaxed))
+            .field("received", &self.q.taken_to_host())
             .finish()
     }
 }
@@ -125,9 +125,9 @@ impl Receiver {
         self.q.max_message as usize
     }
 
-    /// Messages taken so far.
+    /// Messages taken so far from the rings this receiver reads.
     pub fn received(&self) -> u64 {
-        self.q.host_count.load(Ordering::Relaxed)
+        self.heads.iter().sum()
     }
 
     /// The next message, if one is there now.
@@ -241,7 +241,6 @@ impl Receiver {
             .head_word(r)
             .map_err(mem)?
             .store(pos + 1, Ordering::Release);
-        self.q.host_count.fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }
 

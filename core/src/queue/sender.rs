@@ -44,7 +44,7 @@ impl std::fmt::Debug for Sender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sender")
             .field("queue", &self.q)
-            .field("sent", &self.q.host_count.load(Ordering::Relaxed))
+            .field("sent", &self.q.tail.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -66,7 +66,7 @@ impl Sender {
 
     /// Messages published so far.
     pub fn sent(&self) -> u64 {
-        self.q.host_count.load(Ordering::Relaxed)
+        self.q.tail.load(Ordering::Relaxed)
     }
 
     /// Publishes `msg` if a cell is free now.
@@ -109,7 +109,12 @@ impl Sender {
             .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?;
         ready.store(t + 1, Ordering::Release);
         self.q.tail.store(t + 1, Ordering::Release);
-        self.q.host_count.fetch_add(1, Ordering::Relaxed);
+        // The published count, which one reading kernel thread polls for all of
+        // them (abi::QueueControl::head).
+        self.q
+            .head_word(0)
+            .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?
+            .store(t + 1, Ordering::Release);
         Ok(())
     }
 

@@ -183,9 +183,13 @@ typedef struct alignas(64) gpuio_queue_control {
 } gpuio_queue_control;
 typedef struct alignas(64) gpuio_queue_ring {
   gpuio_u64 tail;        /* reserved (to the host) / claimed (to the device) positions */
-  gpuio_u64 cached_head; /* to the host: the last head a sender read */
-  gpuio_u64 _pad[6];
+  gpuio_u64 cached_head; /* the last host head read (by a sender / by the polling reader) */
+  gpuio_u32 polling;     /* to the device: 1 while one reader polls the host for all */
+  gpuio_u32 seen;        /* to the device: GPUIO_QUEUE_SEEN_* the polling reader found */
+  gpuio_u64 _pad[5];
 } gpuio_queue_ring;
+#define GPUIO_QUEUE_SEEN_CLOSED 1u
+#define GPUIO_QUEUE_SEEN_SHUTDOWN 2u
 typedef struct gpuio_cell_header {
   gpuio_u64 ready; /* to the host: pos + 1 when full; to the device: pos free, pos + 1 full */
   gpuio_u32 len;   /* message bytes */

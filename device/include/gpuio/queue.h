@@ -63,7 +63,9 @@ GPUIO_FN int gpuio_impl_queue_reserve(const gpuio_channel *ch, const gpuio_queue
   gpuio_impl_backoff backoff = {0};
   gpuio_u64 t = gpuio_ld_relaxed_64(&rs->tail);
   for (;;) {
-    const gpuio_u64 head = gpuio_ld_relaxed_64(&rs->cached_head);
+    /* Acquire: pairs with the polling sender's release, which came after its acquire
+     * of the host's head, so the cells below it are free to overwrite. */
+    const gpuio_u64 head = gpuio_ld_acquire_64(&rs->cached_head);
     if (t + k <= head + q->cells) {
       const gpuio_u64 seen = gpuio_cas_64(&rs->tail, t, t + k);
       if (seen == t) {
@@ -73,18 +75,58 @@ GPUIO_FN int gpuio_impl_queue_reserve(const gpuio_channel *ch, const gpuio_queue
       t = seen;
       continue;
     }
-    /* Looks full: read the host's head (acquire: the host copied those cells out
-     * before releasing it, so they may be overwritten now). */
-    const gpuio_u64 fresh = gpuio_ld_acquire_64(&ctl->head);
-    if (fresh > head) {
-      gpuio_st_relaxed_64(&rs->cached_head, fresh);
-      continue;
+    /* Looks full: one sender at a time reads the host's head (acquire: the host
+     * copied those cells out before releasing it) and `closing` for all the others,
+     * who wait on the device-local copy instead of each crossing PCIe. */
+    if (gpuio_cas_32(&rs->polling, 0u, 1u) == 0u) {
+      const gpuio_u64 fresh = gpuio_ld_acquire_64(&ctl->head);
+      if (fresh > gpuio_ld_relaxed_64(&rs->cached_head)) gpuio_st_release_64(&rs->cached_head, fresh);
+      if (gpuio_impl_closing(ch)) gpuio_st_release_32(&rs->seen, GPUIO_QUEUE_SEEN_SHUTDOWN);
+      gpuio_st_release_32(&rs->polling, 0u);
+      if (fresh > head) continue;
     }
     if (!wait) return -GPUIO_EAGAIN;
-    if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
+    if (gpuio_ld_acquire_32(&rs->seen) & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
     if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
     gpuio_impl_backoff_pause(&backoff, 4096u);
     t = gpuio_ld_relaxed_64(&rs->tail);
+  }
+}
+
+/* Word `w` (8 bytes, zero past the end) of the `len` bytes at `src`, aligned or not. */
+GPUIO_FN gpuio_u64 gpuio_impl_word(const char *src, gpuio_u64 w, gpuio_u64 len) {
+  const gpuio_u64 at = w * 8u;
+  if ((((gpuio_u64)src) & 7u) == 0 && at + 8u <= len) return *(const gpuio_u64 *)(src + at);
+  gpuio_u64 v = 0;
+  for (gpuio_u64 b = 0; b < 8u && at + b < len; ++b) v |= (gpuio_u64)(gpuio_u8)src[at + b] << (8u * b);
+  return v;
+}
+
+/* The lanes of `g` copy every lane's message (`len` bytes at `msg`) into the
+ * group's consecutive cells from `base` on, side by side. A lane's message may sit
+ * on its own stack, out of the other lanes' reach, so its owner reads it a word at a
+ * time and hands each word to the lane that stores it: every store instruction then
+ * writes up to `count` consecutive words, which cross PCIe as one write, instead of
+ * each lane writing its own cell a word at a time (a write per word; measured on an
+ * H100: 4 KiB messages moved at 164 MB/s that way). */
+GPUIO_FN void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 base, gpuio_u64 g,
+                                          const char *msg, gpuio_u32 len) {
+  const gpuio_u32 rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
+  gpuio_u32 j = 0;
+  for (gpuio_u64 rest = g; rest; rest &= rest - 1u, ++j) {
+    const gpuio_u32 owner = gpuio_warp_leader(rest);
+    const gpuio_u64 n = gpuio_warp_broadcast_64(g, len, owner);
+    gpuio_u64 *dst = (gpuio_u64 *)(gpuio_impl_cell(q, ring, base + j) + 1);
+    const gpuio_u64 words = (n + 7u) / 8u;
+    for (gpuio_u64 w0 = 0; w0 < words; w0 += count) {
+      const gpuio_u64 here = words - w0 < count ? words - w0 : count;
+      gpuio_u64 mine = 0;
+      for (gpuio_u32 k = 0; k < here; ++k) {
+        const gpuio_u64 v = gpuio_warp_broadcast_64(g, rank == j ? gpuio_impl_word(msg, w0 + k, len) : 0u, owner);
+        if (k == rank) mine = v;
+      }
+      if (rank < here) dst[w0 + rank] = mine;
+    }
   }
 }
 
@@ -101,7 +143,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gp
   base = gpuio_warp_broadcast_64(g, base, lead);
   const gpuio_u64 pos = base + rank;
   gpuio_cell_header *h = gpuio_impl_cell(q, ring, pos);
-  gpuio_impl_copy((char *)(h + 1), msg, len);
+  gpuio_impl_queue_fill_group(q, ring, base, g, msg, len);
   h->len = len;
   h->count = count;
   /* Lanes after the first stamp their own cells plainly; the first lane's release,
@@ -148,19 +190,43 @@ GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const 
   }
 }
 
-/* One message to a queue to the device: its length (0 at end of stream), or
+/* Reads the host's words of a queue to the device for every reader: `closed`, then
+ * the published count (acquire: the host releases `head` after each message's
+ * `ready`, and `closed` after its last `head`), and the channel's `closing`, into
+ * the ring's device-local state. One reader at a time: the rest wait on that state
+ * instead of each crossing PCIe (with 100,000 readers polling one host word, the
+ * device spends its time on PCIe reads, measured on an H100: 0.02 M msg/s). */
+GPUIO_FN void gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *q, gpuio_queue_ring *rs) {
+  if (gpuio_cas_32(&rs->polling, 0u, 1u) != 0u) return;
+  const gpuio_queue_control *ctl = gpuio_ptr<const gpuio_queue_control>(q->control);
+  const bool closed = gpuio_ld_acquire_32(&ctl->closed) != 0u;
+  const gpuio_u64 head = gpuio_ld_acquire_64(&ctl->head);
+  if (head > gpuio_ld_relaxed_64(&rs->cached_head)) gpuio_st_release_64(&rs->cached_head, head);
+  gpuio_u32 seen = (closed ? GPUIO_QUEUE_SEEN_CLOSED : 0u) | (gpuio_impl_closing(ch) ? GPUIO_QUEUE_SEEN_SHUTDOWN : 0u);
+  if (seen) gpuio_st_release_32(&rs->seen, seen);
+  gpuio_st_release_32(&rs->polling, 0u);
+}
+
+/* One message from a queue to the device: its length (0 at end of stream), or
  * -EAGAIN (empty and !wait), -ETIMEDOUT, -EMSGSIZE (longer than cap: left in the
  * queue), -ESHUTDOWN. */
 GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_queue *q, char *buf, gpuio_u64 cap,
                                          bool wait) {
   gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state);
-  gpuio_queue_control *ctl = gpuio_ptr<gpuio_queue_control>(q->control);
   const gpuio_u64 deadline = gpuio_impl_deadline(ch);
   gpuio_impl_backoff backoff = {0};
+  bool polled = false;
   for (;;) {
+    const gpuio_u32 seen = gpuio_ld_acquire_32(&rs->seen);
     const gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
-    gpuio_cell_header *c = gpuio_impl_cell(q, 0, h);
-    if (gpuio_ld_acquire_64(&c->ready) == h + 1u) {
+    if (h < gpuio_ld_acquire_64(&rs->cached_head)) {
+      /* Published; its cell's `ready` is the host's release of the bytes. */
+      gpuio_cell_header *c = gpuio_impl_cell(q, 0, h);
+      if (gpuio_ld_acquire_64(&c->ready) != h + 1u) {
+        if (gpuio_ld_relaxed_64(&rs->tail) != h) continue; /* taken meanwhile */
+        gpuio_pause();
+        continue;
+      }
       const gpuio_u32 len = c->len;
       if (len > q->max_message) return -GPUIO_EPROTO;
       if (len > cap) return -GPUIO_EMSGSIZE;
@@ -169,16 +235,15 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
       gpuio_st_release_64(&c->ready, h + q->cells);
       return (gpuio_i64)len;
     }
-    if (gpuio_ld_relaxed_64(&rs->tail) != h) continue;
-    /* Empty at h. Only now read `closed` (one more PCIe read, not one per
-     * message), then look at the cell once more: the host publishes every message
-     * before it closes, so after the acquire a message at h is visible. */
-    if (gpuio_ld_acquire_32(&ctl->closed) != 0u) {
-      if (gpuio_ld_acquire_64(&c->ready) == h + 1u || gpuio_ld_relaxed_64(&rs->tail) != h) continue;
-      return 0;
+    /* Nothing known to be published beyond h. */
+    if (seen & GPUIO_QUEUE_SEEN_CLOSED) return 0;
+    if (seen & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
+    if (!polled || wait) gpuio_impl_queue_poll(ch, q, rs);
+    if (!polled) { /* look again at once after the first poll */
+      polled = true;
+      continue;
     }
     if (!wait) return -GPUIO_EAGAIN;
-    if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
     if (gpuio_impl_past(deadline)) return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
     gpuio_impl_backoff_pause(&backoff, 4096u);
   }
