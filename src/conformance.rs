@@ -12,9 +12,12 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, TransportKind};
+use gpuio_core::{
+    Access, Channel, ChannelConfig, Endpoint, EndpointKind, QueueConfig, RecvError, TransportKind,
+};
 use gpuio_device::kernels::{
-    pattern_byte, writes_of, BAD_INPUT_CASES, BEYOND_ACCESS_CASES, NULL_CHANNEL_CALLS, REGION,
+    pattern_byte, queue_message, queue_message_key, writes_of, BAD_INPUT_CASES,
+    BEYOND_ACCESS_CASES, NULL_CHANNEL_CALLS, QUEUE_MISUSE_CASES, REGION,
 };
 use gpuio_device::Device;
 
@@ -90,6 +93,18 @@ pub const CASES: &[Case] = &[
         name: "one_rulebook_the_same_errno_on_every_transport",
         run: rulebook,
     },
+    Case {
+        name: "queue_to_host_every_message_once_whole_in_thread_order",
+        run: queue_to_host,
+    },
+    Case {
+        name: "queue_to_device_every_message_once_and_every_recv_ends_with_0",
+        run: queue_to_device,
+    },
+    Case {
+        name: "queue_misuse_gives_the_documented_errno",
+        run: queue_misuse,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -155,6 +170,7 @@ fn errno_name(e: i64) -> String {
         libc::EPROTO => "EPROTO",
         libc::EMSGSIZE => "EMSGSIZE",
         libc::EOVERFLOW => "EOVERFLOW",
+        libc::EAGAIN => "EAGAIN",
         _ => return format!("-{}", -e),
     };
     format!("-{name}")
@@ -1340,5 +1356,312 @@ fn rulebook(t: &Target<'_>) -> Result<String, String> {
          nothing written; {report}",
         rows.len() as u64 - good,
         reached - good
+    ))
+}
+
+/// A channel for the queue cases: device calls (a full or empty queue waited on)
+/// may wait a minute, so that a starved machine slows a case down and never fails
+/// it; the cases check what arrives, not how fast.
+fn patient() -> ChannelConfig {
+    ChannelConfig {
+        call_timeout: Duration::from_secs(60),
+        ..ChannelConfig::default()
+    }
+}
+
+fn queue_config(max_message: u32, capacity: u32, rings: u32) -> QueueConfig {
+    QueueConfig {
+        max_message,
+        capacity,
+        rings,
+        timeout: Duration::from_secs(60),
+    }
+}
+
+/// Every thread of a launch filling the device sends numbered messages of 8 to
+/// 200 bytes to one queue to the host while a host thread receives them: each
+/// arrives once and whole, each thread's in the order it sent them, and close
+/// reports `sent = received + 0 in flight`. At least 16 messages per thread and
+/// 16,384 in all, so that every ring of 256 cells wraps on any device.
+fn queue_to_host(t: &Target<'_>) -> Result<String, String> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    const MAX: u32 = 200;
+    const RINGS: u32 = 16;
+    let (grid, block) = t.device.full_shape();
+    let threads = u64::from(grid) * u64::from(block);
+    let each = 16u64.max(16_384u64.div_ceil(threads));
+    let total = threads * each;
+    let mut cfg = patient();
+    let ep = cfg.endpoint(Endpoint::queue_to_host(
+        "numbered",
+        queue_config(MAX, 256, RINGS),
+    ));
+    let ch = (t.open)(cfg)?;
+    let mut rx = ch.receiver(ep).map_err(|e| format!("receiver: {e}"))?;
+    let done = Arc::new(AtomicBool::new(false));
+    // Receives until it has every message, or the kernel ended and the queue is
+    // empty; checks each as it comes. Returns how many it took and the first fault.
+    let reader = {
+        let done = done.clone();
+        std::thread::spawn(move || -> (u64, Option<String>) {
+            let mut next = vec![0u64; threads as usize];
+            let mut n = 0u64;
+            let mut buf = Vec::new();
+            while n < total {
+                match rx.recv_into(&mut buf, Duration::from_millis(100)) {
+                    Ok(()) => {}
+                    Err(RecvError::Timeout(_)) if !done.load(Ordering::Acquire) => continue,
+                    Err(RecvError::Timeout(_)) => break,
+                    Err(e) => return (n, Some(format!("after {n} messages: {e}"))),
+                }
+                let Some(key) = queue_message_key(&buf, MAX) else {
+                    return (
+                        n,
+                        Some(format!("message {n} ({} bytes) is torn", buf.len())),
+                    );
+                };
+                let (th, i) = (key >> 32, key & 0xffff_ffff);
+                match next.get_mut(th as usize) {
+                    Some(want) if *want == i => *want += 1,
+                    Some(want) => {
+                        return (
+                            n,
+                            Some(format!(
+                                "thread {th}'s message {i} came when {want} was next"
+                            )),
+                        )
+                    }
+                    None => return (n, Some(format!("a message from thread {th} of {threads}"))),
+                }
+                n += 1;
+            }
+            (n, None)
+        })
+    };
+    let start = Instant::now();
+    let ran = t
+        .device
+        .launch(
+            "queue_numbered",
+            grid,
+            block,
+            &ch,
+            &[u64::from(ep), each, u64::from(MAX), 0, 0, 0],
+        )
+        .map_err(|e| format!("launch queue_numbered ({grid} x {block}): {e}"))
+        .and_then(|k| {
+            k.join(KERNEL_TIMEOUT)
+                .map_err(|e| format!("queue_numbered ({grid} x {block}): {e}"))
+        });
+    done.store(true, Ordering::Release);
+    let (received, fault) = reader
+        .join()
+        .map_err(|_| "the receiving thread panicked".to_string())?;
+    let took = start.elapsed();
+    let report = ch.close();
+    let p = ran?;
+    if let Some(fault) = fault {
+        return Err(format!("{fault}; {report}"));
+    }
+    if p[4] != 0 || p[3] != total {
+        return Err(format!(
+            "{} of {total} messages sent, {} failed, first with {}; {report}",
+            p[3],
+            p[4],
+            errno_name(p[5] as i64)
+        ));
+    }
+    if received != total {
+        return Err(format!("{received} of {total} messages received; {report}"));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    let q = report
+        .queues
+        .first()
+        .ok_or_else(|| format!("close reports no queue: {report}"))?;
+    if (q.sent, q.received, q.in_flight) != (total, total, 0) {
+        return Err(format!(
+            "close must report sent {total} = received {total} + in flight 0: {report}"
+        ));
+    }
+    Ok(format!(
+        "{grid} x {block} threads x {each} messages of 8..={MAX} bytes over {RINGS} rings in \
+         {took:.2?}: each once, whole, in its thread's order; {report}"
+    ))
+}
+
+/// A host thread sends messages of 8 to 200 bytes through a queue to the device
+/// to every thread of a launch (every SM or core, up to 128 threads each: 135,168
+/// readers of one host cell measure contention, not correctness), then closes its
+/// end: the kernel receives each message once and whole (count and sum of keys),
+/// and every thread's `gpuio_recv` ends with 0.
+fn queue_to_device(t: &Target<'_>) -> Result<String, String> {
+    const MAX: u32 = 200;
+    let (grid, full_block) = t.device.full_shape();
+    let block = full_block.min(128);
+    let threads = u64::from(grid) * u64::from(block);
+    let total = (4 * threads).max(4096);
+    let mut cfg = patient();
+    let ep = cfg.endpoint(Endpoint::queue_to_device("work", queue_config(MAX, 256, 1)));
+    let ch = (t.open)(cfg)?;
+    let mut tx = ch.sender(ep).map_err(|e| format!("sender: {e}"))?;
+    let start = Instant::now();
+    let running = t
+        .device
+        .launch(
+            "queue_take",
+            grid,
+            block,
+            &ch,
+            &[u64::from(ep), u64::from(MAX), 0, 0, 0, 0, 0, 0],
+        )
+        .map_err(|e| format!("launch queue_take ({grid} x {block}): {e}"))?;
+    let mut sent = 0u64;
+    let mut send_error = None;
+    for key in 0..total {
+        if let Err(e) = tx.send(&queue_message(key, MAX)) {
+            send_error = Some(format!("message {key}: {e}"));
+            break;
+        }
+        sent += 1;
+    }
+    tx.close();
+    let ran = running
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("queue_take ({grid} x {block}): {e}"));
+    let took = start.elapsed();
+    let report = ch.close();
+    let p = ran?;
+    if let Some(e) = send_error {
+        return Err(format!("the host's send failed at {e}; {report}"));
+    }
+    if p[6] != 0 {
+        return Err(format!(
+            "{} receives failed, first with {}; {report}",
+            p[6],
+            errno_name(p[7] as i64)
+        ));
+    }
+    let sum = total * (total + 1) / 2;
+    if (p[2], p[3], p[4]) != (total, sum, 0) {
+        return Err(format!(
+            "the kernel received {} whole messages (key sum {}) and {} torn ones; expected \
+             {total} (key sum {sum}); {report}",
+            p[2], p[3], p[4]
+        ));
+    }
+    if p[5] != threads {
+        return Err(format!(
+            "{} of {threads} threads saw gpuio_recv return 0 at the end; {report}",
+            p[5]
+        ));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    let q = report
+        .queues
+        .first()
+        .ok_or_else(|| format!("close reports no queue: {report}"))?;
+    if (q.sent, q.received, q.in_flight) != (sent, sent, 0) {
+        return Err(format!(
+            "close must report sent {sent} = received {sent} + in flight 0: {report}"
+        ));
+    }
+    Ok(format!(
+        "{total} messages of 8..={MAX} bytes to {grid} x {block} threads in {took:.2?}: each \
+         once and whole, every thread's gpuio_recv ended with 0; {report}"
+    ))
+}
+
+/// Queues used the wrong way from a kernel get the errno `gpuio.h` documents and
+/// change nothing: receiving on a queue to the host or sending on one to the
+/// device is -EBADF, a message over the maximum -EMSGSIZE (too long for the
+/// receiver's buffer: -EMSGSIZE and it stays queued), a try on an empty or full
+/// queue -EAGAIN; once the host closed, gpuio_recv returns 0.
+fn queue_misuse(t: &Target<'_>) -> Result<String, String> {
+    let mut cfg = ChannelConfig::default();
+    let to_host = cfg.endpoint(Endpoint::queue_to_host("out", queue_config(64, 4, 1)));
+    let empty = cfg.endpoint(Endpoint::queue_to_device("empty", queue_config(64, 4, 1)));
+    let closed = cfg.endpoint(Endpoint::queue_to_device("closed", queue_config(128, 4, 1)));
+    let ch = (t.open)(cfg)?;
+    let mut rx = ch.receiver(to_host).map_err(|e| format!("receiver: {e}"))?;
+    let _open = ch.sender(empty).map_err(|e| format!("sender: {e}"))?;
+    let mut tx = ch.sender(closed).map_err(|e| format!("sender: {e}"))?;
+    let one = queue_message(7, 128);
+    tx.try_send(&one)
+        .map_err(|e| format!("the host's one message: {e}"))?;
+    tx.close();
+    let mut params = vec![u64::from(to_host), u64::from(empty), u64::from(closed), 0];
+    params.resize(4 + QUEUE_MISUSE_CASES.len(), 0);
+    let p = run_kernel(t, &ch, "queue_misuse", 1, &params)?;
+    let e = |errno: i32| -i64::from(errno);
+    let expect: [i64; 12] = [
+        e(libc::EBADF),
+        e(libc::EBADF),
+        e(libc::EMSGSIZE),
+        e(libc::EBADF),
+        e(libc::EAGAIN),
+        4,
+        e(libc::EAGAIN),
+        e(libc::EMSGSIZE),
+        one.len() as i64,
+        7,
+        0,
+        0,
+    ];
+    let mut wrong: Vec<String> = QUEUE_MISUSE_CASES
+        .iter()
+        .zip(expect)
+        .zip(&p[4..])
+        .filter(|((_, want), &got)| got as i64 != *want)
+        .map(|((case, want), &got)| {
+            format!(
+                "{case}: got {}, expected {}",
+                errno_name(got as i64),
+                errno_name(want)
+            )
+        })
+        .collect();
+    // The queue to the host holds the four messages that fitted, whole, and no more.
+    for key in 0..4u64 {
+        match rx.try_recv() {
+            Ok(m) if queue_message_key(&m, 64) == Some(key) => {}
+            Ok(m) => wrong.push(format!(
+                "message {key} to the host is torn or foreign ({} bytes)",
+                m.len()
+            )),
+            Err(e) => wrong.push(format!("message {key} to the host: {e}")),
+        }
+    }
+    if let Ok(m) = rx.try_recv() {
+        wrong.push(format!(
+            "the queue to the host holds a fifth message ({} bytes)",
+            m.len()
+        ));
+    }
+    let report = ch.close();
+    let counts: Vec<(u64, u64, u64)> = report
+        .queues
+        .iter()
+        .map(|q| (q.sent, q.received, q.in_flight))
+        .collect();
+    if counts != [(4, 4, 0), (0, 0, 0), (1, 1, 0)] {
+        wrong.push(format!(
+            "close must report out 4 = 4 + 0, empty 0 = 0 + 0, closed 1 = 1 + 0: {report}"
+        ));
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("; "));
+    }
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    Ok(format!(
+        "{} misuses answered as documented; the four messages that fitted arrived whole; {report}",
+        QUEUE_MISUSE_CASES.len()
     ))
 }

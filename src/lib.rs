@@ -69,6 +69,9 @@ pub use gpuio_device as device;
 
 pub use gpuio_core::device::{DeviceError, Module, RunningKernel};
 pub use gpuio_core::{Access, Channel, ChannelConfig, CloseReport, Endpoint, EndpointKind};
+pub use gpuio_core::{
+    QueueConfig, QueueError, QueueReport, Receiver, RecvError, SendError, Sender,
+};
 pub use runtime::{ChannelFactory, Fallback, OpenError, Pair, Runtime, RuntimeError, SelectError};
 
 /// The directory holding `gpuio.h` (and `gpuio/*.h`) in this source tree, for

@@ -259,7 +259,7 @@ fn example_binary(name: &str) -> PathBuf {
 
 #[test]
 fn every_cargo_example_runs_and_checks_itself_on_every_cpu_pair() {
-    for name in ["hello", "copy", "histogram"] {
+    for name in ["hello", "copy", "histogram", "queue_worker"] {
         let bin = example_binary(name);
         assert!(bin.exists(), "{} was not built", bin.display());
         for pair in CPU_PAIRS {

@@ -84,6 +84,18 @@ macro_rules! cases {
             fn one_table_of_bad_requests_gets_the_same_errno_on_every_transport() {
                 run_case($kind, "one_rulebook_the_same_errno_on_every_transport");
             }
+            #[test]
+            fn messages_from_every_thread_to_a_host_queue_arrive_once_whole_and_in_each_threads_order() {
+                run_case($kind, "queue_to_host_every_message_once_whole_in_thread_order");
+            }
+            #[test]
+            fn messages_through_a_device_queue_reach_the_kernel_once_and_every_recv_ends_with_zero() {
+                run_case($kind, "queue_to_device_every_message_once_and_every_recv_ends_with_0");
+            }
+            #[test]
+            fn misusing_a_host_queue_from_a_kernel_gives_the_documented_errno() {
+                run_case($kind, "queue_misuse_gives_the_documented_errno");
+            }
         }
     )*};
 }
@@ -97,5 +109,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 13);
+    assert_eq!(CASES.len(), 16);
 }

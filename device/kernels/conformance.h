@@ -511,6 +511,123 @@ GPUIO_KERNEL(gpuio_k_queue_echo)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* ------------------------------------------------------------ host queues
+ * (conformance). A message is named by a 64-bit key (thread << 32 | i to the host,
+ * i to the device): its first 8 bytes are the key, little-endian; its length is
+ * 8 .. max bytes, from the key; byte k >= 8 follows from the key and k. The host
+ * makes and checks the same messages (gpuio_device::kernels::queue_message). */
+#define GPUIO_CONF_QMAX 256u
+
+GPUIO_FN gpuio_u32 gpuio_conf_qlen(gpuio_u64 key, gpuio_u32 max) {
+  gpuio_u64 h = key * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 31;
+  return 8u + (gpuio_u32)(h % (gpuio_u64)(max - 7u));
+}
+GPUIO_FN gpuio_u8 gpuio_conf_qbyte(gpuio_u64 key, gpuio_u32 k) {
+  return (gpuio_u8)(key * 131u + k * 7u + (key >> 29));
+}
+/* Writes message `key` into m (at least max bytes); returns its length. */
+GPUIO_FN gpuio_u32 gpuio_conf_qmessage(char *m, gpuio_u64 key, gpuio_u32 max) {
+  const gpuio_u32 len = gpuio_conf_qlen(key, max);
+  for (gpuio_u32 k = 0; k < 8; k++) m[k] = (char)(key >> (8 * k));
+  for (gpuio_u32 k = 8; k < len; k++) m[k] = (char)gpuio_conf_qbyte(key, k);
+  return len;
+}
+/* Whether m (len bytes) is a whole message; its key in *key. */
+GPUIO_FN bool gpuio_conf_qcheck(const char *m, gpuio_u32 len, gpuio_u32 max, gpuio_u64 *key) {
+  if (len < 8) return false;
+  gpuio_u64 v = 0;
+  for (gpuio_u32 k = 0; k < 8; k++) v |= (gpuio_u64)(gpuio_u8)m[k] << (8 * k);
+  *key = v;
+  if (len != gpuio_conf_qlen(v, max)) return false;
+  for (gpuio_u32 k = 8; k < len; k++)
+    if ((gpuio_u8)m[k] != gpuio_conf_qbyte(v, k)) return false;
+  return true;
+}
+GPUIO_FN gpuio_u32 gpuio_conf_qmax(gpuio_u64 max) { return max < GPUIO_CONF_QMAX ? (gpuio_u32)max : GPUIO_CONF_QMAX; }
+
+/* Every thread sends p[1] messages (keys thread << 32 | i, i = 0, 1, ...) of up to
+ * p[2] bytes on queue p[0], in order; out: [3] sent, [4] failures, [5] first failure. */
+GPUIO_KERNEL(gpuio_k_queue_numbered)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 t = gpuio_global_thread_id();
+  const gpuio_u32 max = gpuio_conf_qmax(p[2]);
+  char m[GPUIO_CONF_QMAX];
+  gpuio_u64 sent = 0;
+  for (gpuio_u64 i = 0; i < p[1]; i++) {
+    const gpuio_u32 len = gpuio_conf_qmessage(m, t << 32 | i, max);
+    const gpuio_i64 r = gpuio_send(ch, (gpuio_u32)p[0], m, len);
+    if (r == (gpuio_i64)len) sent++;
+    else gpuio_conf_fail(&p[4], &p[5], r);
+  }
+  if (sent) gpuio_fetch_add_64(&p[3], sent);
+}
+
+/* Every thread receives from queue p[0] (messages of up to p[1] bytes) until the
+ * end of the stream, checking each; out: [2] messages received whole, [3] sum of
+ * their key + 1, [4] torn or foreign messages, [5] threads whose last gpuio_recv
+ * returned 0, [6] failures, [7] first failure. */
+GPUIO_KERNEL(gpuio_k_queue_take)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u32 max = gpuio_conf_qmax(p[1]);
+  char m[GPUIO_CONF_QMAX];
+  gpuio_u64 n = 0, sum = 0, bad = 0;
+  for (;;) {
+    const gpuio_i64 r = gpuio_recv(ch, (gpuio_u32)p[0], m, sizeof m);
+    if (r == 0) {
+      gpuio_fetch_add_64(&p[5], 1u);
+      break;
+    }
+    if (r < 0) {
+      gpuio_conf_fail(&p[6], &p[7], r);
+      break;
+    }
+    gpuio_u64 key = 0;
+    if (gpuio_conf_qcheck(m, (gpuio_u32)r, max, &key)) {
+      n++;
+      sum += key + 1u;
+    } else {
+      bad++;
+    }
+  }
+  if (n) {
+    gpuio_fetch_add_64(&p[2], n);
+    gpuio_fetch_add_64(&p[3], sum);
+  }
+  if (bad) gpuio_fetch_add_64(&p[4], bad);
+}
+
+/* Misusing queues, one thread. p[0]: a queue to the host of 4 cells, messages of
+ * up to 64 bytes, nobody reading; p[1]: a queue to the device the host left empty
+ * and open; p[2]: a queue to the device holding one message (key 7, up to 128
+ * bytes) that the host then closed. Answers (>= 0 or -errno) from p[4] on, in the
+ * order of gpuio_device::kernels::QUEUE_MISUSE_CASES. */
+GPUIO_KERNEL(gpuio_k_queue_misuse)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  const gpuio_u32 to_host = (gpuio_u32)p[0], empty = (gpuio_u32)p[1], closed = (gpuio_u32)p[2];
+  char big[65] = {0};
+  char buf[GPUIO_CONF_QMAX];
+  gpuio_u64 *out = p + 4;
+  out[0] = (gpuio_u64)gpuio_recv(ch, to_host, buf, sizeof buf);
+  out[1] = (gpuio_u64)gpuio_send(ch, empty, "x", 1);
+  out[2] = (gpuio_u64)gpuio_send(ch, to_host, big, sizeof big);
+  out[3] = (gpuio_u64)gpuio_send(ch, 1000u, "x", 1);
+  out[4] = (gpuio_u64)gpuio_try_recv(ch, empty, buf, sizeof buf);
+  gpuio_u64 fitted = 0;
+  for (gpuio_u64 i = 0; i < 4; i++) {
+    const gpuio_u32 len = gpuio_conf_qmessage(buf, i, 64);
+    if (gpuio_try_send(ch, to_host, buf, len) == (gpuio_i64)len) fitted++;
+  }
+  out[5] = fitted;
+  const gpuio_u32 len = gpuio_conf_qmessage(buf, 4, 64);
+  out[6] = (gpuio_u64)gpuio_try_send(ch, to_host, buf, len);
+  out[7] = (gpuio_u64)gpuio_try_recv(ch, closed, buf, 4);
+  const gpuio_i64 got = gpuio_recv(ch, closed, buf, sizeof buf);
+  gpuio_u64 key = 0;
+  out[8] = (gpuio_u64)got;
+  out[9] = got > 0 && gpuio_conf_qcheck(buf, (gpuio_u32)got, 128, &key) ? key : ~0ull;
+  out[10] = (gpuio_u64)gpuio_recv(ch, closed, buf, sizeof buf);
+  out[11] = (gpuio_u64)gpuio_try_recv(ch, closed, buf, sizeof buf);
+}
+
 /* The rulebook's table (src/conformance.rs): each request of a table the host
  * wrote, made raw (through the transport, past the public calls' checks) or
  * through the public call for its opcode; every transport must answer each the

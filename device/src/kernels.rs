@@ -82,6 +82,53 @@ pub const BEYOND_ACCESS_CASES: [&str; 10] = [
     "write of 5 bytes to the O_APPEND endpoint",
 ];
 
+/// Longest message the queue kernels handle (`GPUIO_CONF_QMAX`).
+pub const QUEUE_MESSAGE_MAX: u32 = 256;
+
+/// Length of queue message `key` of at most `max` bytes (mirror of `gpuio_conf_qlen`):
+/// 8 ..= max.
+pub fn queue_message_len(key: u64, max: u32) -> u32 {
+    let mut h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= h >> 31;
+    8 + (h % u64::from(max - 7)) as u32
+}
+
+/// Queue message `key` of at most `max` bytes (mirror of `gpuio_conf_qmessage`): the
+/// key little-endian, then bytes that follow from the key and their position.
+pub fn queue_message(key: u64, max: u32) -> Vec<u8> {
+    let len = queue_message_len(key, max);
+    let mut m = key.to_le_bytes().to_vec();
+    m.extend((8..len).map(|k| {
+        (key.wrapping_mul(131))
+            .wrapping_add(u64::from(k) * 7)
+            .wrapping_add(key >> 29) as u8
+    }));
+    m
+}
+
+/// The key of a whole queue message of at most `max` bytes, or `None` if `m` is
+/// torn, cut or not one of them.
+pub fn queue_message_key(m: &[u8], max: u32) -> Option<u64> {
+    let key = u64::from_le_bytes(m.get(..8)?.try_into().ok()?);
+    (m == queue_message(key, max)).then_some(key)
+}
+
+/// Result slots of `gpuio_k_queue_misuse`, from `params[4]`, with what each is.
+pub const QUEUE_MISUSE_CASES: [&str; 12] = [
+    "gpuio_recv on a queue to the host",
+    "gpuio_send on a queue to the device",
+    "gpuio_send of 65 bytes on a queue of 64-byte messages",
+    "gpuio_send on an endpoint that does not exist",
+    "gpuio_try_recv on an empty queue",
+    "gpuio_try_send of 4 messages into a queue of 4 cells (how many fitted)",
+    "gpuio_try_send into the full queue",
+    "gpuio_try_recv with room for 4 bytes (the message stays queued)",
+    "gpuio_recv of the message (its length)",
+    "the key of the message received (7 when whole)",
+    "gpuio_recv once the host closed and the queue is empty",
+    "gpuio_try_recv after the end",
+];
+
 macro_rules! kernels {
     ($($name:ident),* $(,)?) => {
         extern "C" { $(fn $name(ch: *const gpuio_core::abi::Channel, params: *mut u64);)* }
@@ -111,6 +158,9 @@ kernels!(
     gpuio_k_queue_fill,
     gpuio_k_queue_recv,
     gpuio_k_queue_echo,
+    gpuio_k_queue_numbered,
+    gpuio_k_queue_take,
+    gpuio_k_queue_misuse,
     gpuio_k_rulebook,
 );
 
@@ -157,5 +207,18 @@ mod tests {
             seen_1m |= w.iter().any(|&(_, n)| n == 1 << 20);
         }
         assert!(seen_1 && seen_1m);
+    }
+
+    #[test]
+    fn queue_messages_span_8_bytes_to_the_maximum_and_name_their_key() {
+        let lens: Vec<u32> = (0..4096).map(|k| queue_message_len(k, 200)).collect();
+        assert_eq!(lens.iter().min(), Some(&8));
+        assert_eq!(lens.iter().max(), Some(&200));
+        let m = queue_message(5 << 32 | 9, 200);
+        assert_eq!(queue_message_key(&m, 200), Some(5 << 32 | 9));
+        assert_eq!(queue_message_key(&m[..m.len() - 1], 200), None);
+        let mut torn = m.clone();
+        *torn.last_mut().unwrap() ^= 1;
+        assert_eq!(queue_message_key(&torn, 200), None);
     }
 }
