@@ -13,7 +13,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gpuio_core::{
-    Access, Channel, ChannelConfig, Endpoint, EndpointKind, QueueConfig, RecvError, TransportKind,
+    Access, Channel, ChannelConfig, Endpoint, EndpointKind, LogConfig, QueueConfig, RecvError,
+    TransportKind,
 };
 use gpuio_device::kernels::{
     pattern_byte, queue_message, queue_message_key, writes_of, BAD_INPUT_CASES,
@@ -772,14 +773,48 @@ fn null_channel(t: &Target<'_>) -> Result<String, String> {
     ))
 }
 
-/// `gpuio_printf` of a line longer than a slot writes it cut, still ending in its
-/// newline, and says so (`-EMSGSIZE`); output over `INT_MAX` bytes writes nothing
-/// (`-EOVERFLOW`); the lines around them arrive whole, none glued to another.
+/// `gpuio_printf` of a line longer than a line may be writes it cut, still ending
+/// in its newline, and says so (`-EMSGSIZE`); output over `INT_MAX` bytes writes
+/// nothing (`-EOVERFLOW`); the lines around them arrive whole, none glued to
+/// another. Both ways a line travels: over the stdout printf log (lines of at most
+/// `max_line` bytes; the longest lines are formatted straight into the log, past
+/// the device's local buffer) and, without a log, as one request (at most
+/// `slot_size - 1` bytes).
 fn printf_limits(t: &Target<'_>) -> Result<String, String> {
     const SLOT: usize = 4096;
-    let path = t.dir.join("limits.txt");
-    let (_out, mut cfg) = stdout_file_config(&path)?;
-    cfg.slot_size = SLOT as u32;
+    let mut done = Vec::new();
+    for log in [true, false] {
+        let path = t.dir.join(format!("limits-{log}.txt"));
+        let (_out, mut cfg) = stdout_file_config(&path)?;
+        cfg.slot_size = SLOT as u32;
+        let stdout = cfg.stdout_endpoint.unwrap_or(0);
+        if log {
+            // The log's lines as long as a slot's: the same cuts either way.
+            cfg.log(
+                stdout,
+                LogConfig {
+                    max_line: SLOT as u32 - 1,
+                    ..LogConfig::default()
+                },
+            );
+        } else {
+            cfg.no_log(stdout);
+        }
+        let how = if log { "over the log" } else { "as requests" };
+        done.push(printf_limits_on(t, cfg, &path).map_err(|e| format!("{how}: {e}"))?);
+    }
+    Ok(format!(
+        "a {}-byte line cut to {} bytes with its newline (-EMSGSIZE), an INT_MAX overflow \
+         refused (-EOVERFLOW), the lines around them whole, over the printf log and as \
+         requests; {}",
+        SLOT + 100,
+        SLOT - 1,
+        done.join("; ")
+    ))
+}
+
+fn printf_limits_on(t: &Target<'_>, cfg: ChannelConfig, path: &Path) -> Result<String, String> {
+    const SLOT: usize = 4096;
     let ch = (t.open)(cfg)?;
     let mut long = vec![b'x'; SLOT + 100];
     long.push(0);
@@ -817,7 +852,7 @@ fn printf_limits(t: &Target<'_>) -> Result<String, String> {
         return Err(wrong.join("; "));
     }
     let closed = check_close(ch)?;
-    let text = std::fs::read(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+    let text = std::fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
     let x = |n: usize| "x".repeat(n);
     let want = format!(
         "{}\nnext\n{}|end\nafter\n{}\n",
@@ -843,11 +878,7 @@ fn printf_limits(t: &Target<'_>) -> Result<String, String> {
             want.len()
         ));
     }
-    Ok(format!(
-        "a {}-byte line cut to one slot with its newline (-EMSGSIZE), an INT_MAX overflow \
-         refused (-EOVERFLOW), the lines around them whole; {closed}",
-        SLOT + 100
-    ))
+    Ok(closed)
 }
 
 /// Reads on a pipe nobody writes to, with a short deadline: every one times out,

@@ -50,7 +50,7 @@
 /// `Channel::magic`: "GPIO" read as a little-endian `u32`.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -397,8 +397,11 @@ pub struct Endpoint {
     pub access: u32,
     /// For a host queue: its index in `Channel::queues`. Zero otherwise.
     pub queue: u32,
-    /// Reserved, zero.
-    pub _reserved: u32,
+    /// For a stream or file the host gave a printf log: its queue's index in
+    /// `Channel::queues`, plus one (0: no log). `gpuio_printf`/`gpuio_fprintf` on this
+    /// endpoint then send whole lines to that queue (to the host), which a host thread
+    /// writes to the endpoint's descriptor; without a log each call is one request.
+    pub log: u32,
 }
 
 /// [`Queue::direction`] values.
@@ -660,6 +663,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_endpoint.kind" => offset_of!(Endpoint, kind),
         "gpuio_endpoint.access" => offset_of!(Endpoint, access),
         "gpuio_endpoint.queue" => offset_of!(Endpoint, queue),
+        "gpuio_endpoint.log" => offset_of!(Endpoint, log),
         "sizeof(gpuio_queue)" => size_of::<Queue>(),
         "gpuio_queue.direction" => offset_of!(Queue, direction),
         "gpuio_queue.rings" => offset_of!(Queue, rings),

@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use crate::abi::{self, TransportKind};
 use crate::endpoint::Endpoint;
 use crate::memory::{ChannelMemory, KeepAlive, MemoryProvider, SharedMemory, SharedRegion};
-use crate::queue::{Direction, QueueError, QueueReport, QueueShared, Receiver, Sender};
+use crate::queue::{
+    Direction, LogConfig, LogDrain, LogReport, QueueError, QueueReport, QueueShared, Receiver,
+    Sender,
+};
 use crate::transport::{Counters, OpenContext, Transport, TransportBuilder, TransportError};
 
 /// Offset of the endpoint table in the descriptor's allocation.
@@ -25,6 +28,11 @@ pub struct ChannelConfig {
     pub endpoints: Vec<Endpoint>,
     /// Endpoint `gpuio_printf` writes to.
     pub stdout_endpoint: Option<u32>,
+    /// Endpoints whose `gpuio_printf`/`gpuio_fprintf` lines travel over a printf log
+    /// (a stream a host thread writes out while the kernel runs) instead of one
+    /// request per line. [`ChannelConfig::stdout`] gives stdout one; see
+    /// [`ChannelConfig::log`].
+    pub logs: Vec<(u32, LogConfig)>,
     /// Requests in flight at once (rounded up to a power of two).
     pub slots: u32,
     /// Staging bytes per slot: the largest single request a convenience call makes
@@ -43,6 +51,7 @@ impl Default for ChannelConfig {
         Self {
             endpoints: Vec::new(),
             stdout_endpoint: None,
+            logs: Vec::new(),
             slots: 256,
             slot_size: 64 << 10,
             user_staging: 1 << 20,
@@ -81,6 +90,7 @@ impl ChannelConfig {
                 .map(Endpoint::try_clone)
                 .collect::<Result<_, _>>()?,
             stdout_endpoint: self.stdout_endpoint,
+            logs: self.logs.clone(),
             slots: self.slots,
             slot_size: self.slot_size,
             user_staging: self.user_staging,
@@ -95,11 +105,38 @@ impl ChannelConfig {
         (self.endpoints.len() - 1) as u32
     }
 
-    /// Registers an endpoint and makes it the target of `gpuio_printf`.
+    /// Registers an endpoint and makes it the target of `gpuio_printf`, with a printf
+    /// log of the default size (take it away with [`ChannelConfig::no_log`] to make
+    /// one request per line instead).
     pub fn stdout(&mut self, ep: Endpoint) -> u32 {
         let i = self.endpoint(ep);
         self.stdout_endpoint = Some(i);
+        self.log(i, LogConfig::default());
         i
+    }
+
+    /// Gives endpoint `ep` (a stream or file the kernel may write) a printf log:
+    /// `gpuio_fprintf(ch, ep, ...)` then formats on the device and appends the line
+    /// to a stream that a host thread writes to the endpoint while the kernel runs,
+    /// with no round trip per line. Replaces the endpoint's log if it had one.
+    ///
+    /// ```
+    /// use gpuio_core::{Access, ChannelConfig, Endpoint, LogConfig};
+    /// let mut cfg = ChannelConfig::default();
+    /// let log = std::fs::File::create(std::env::temp_dir().join("gpuio-doc-log.txt"))?;
+    /// let ep = cfg.endpoint(Endpoint::file("log", &log, Access::WRITE)?);
+    /// cfg.log(ep, LogConfig { max_line: 255, ..LogConfig::default() });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn log(&mut self, ep: u32, log: LogConfig) {
+        self.no_log(ep);
+        self.logs.push((ep, log));
+    }
+
+    /// Takes endpoint `ep`'s printf log away: each `gpuio_fprintf` on it is then one
+    /// write request through the transport.
+    pub fn no_log(&mut self, ep: u32) {
+        self.logs.retain(|(i, _)| *i != ep);
     }
 }
 
@@ -135,6 +172,8 @@ pub struct CloseReport {
     pub problems: Vec<String>,
     /// Each host queue's counts: `sent = received + in flight`.
     pub queues: Vec<QueueReport>,
+    /// What each printf log wrote.
+    pub logs: Vec<LogReport>,
     pub elapsed: Duration,
 }
 
@@ -165,6 +204,9 @@ impl std::fmt::Display for CloseReport {
         for q in &self.queues {
             write!(f, "; {q}")?;
         }
+        for l in &self.logs {
+            write!(f, "; {l}")?;
+        }
         for p in &self.problems {
             write!(f, "; {p}")?;
         }
@@ -183,6 +225,8 @@ pub struct Channel {
     endpoints: Vec<Arc<Endpoint>>,
     /// The host queue behind each endpoint index, if it is one.
     queues: Vec<Option<Arc<QueueShared>>>,
+    /// The threads writing each printf log out.
+    logs: Vec<LogDrain>,
     transport: Option<Box<dyn Transport>>,
     kind: TransportKind,
     provider: &'static str,
@@ -229,6 +273,27 @@ impl Channel {
                 ))));
             }
         }
+        for (n, (i, _)) in config.logs.iter().enumerate() {
+            let Some(ep) = config.endpoints.get(*i as usize) else {
+                return Err(fail(TransportError::Config(format!(
+                    "printf log for endpoint {i}: it is not registered ({} endpoints)",
+                    config.endpoints.len()
+                ))));
+            };
+            if ep.queue_config().is_some() || ep.fd().is_none() || !ep.access.write {
+                return Err(fail(TransportError::Config(format!(
+                    "printf log for endpoint {i} ({:?}): only a stream or file the kernel \
+                     may write can have one",
+                    ep.name
+                ))));
+            }
+            if config.logs[..n].iter().any(|(j, _)| j == i) {
+                return Err(fail(TransportError::Config(format!(
+                    "endpoint {i} ({:?}) has two printf logs",
+                    ep.name
+                ))));
+            }
+        }
         let memory = Arc::new(ChannelMemory::default());
         let endpoints: Vec<Arc<Endpoint>> = config.endpoints.into_iter().map(Arc::new).collect();
         let table_len = endpoints.len() * std::mem::size_of::<abi::Endpoint>();
@@ -236,7 +301,8 @@ impl Channel {
         let queue_count = endpoints
             .iter()
             .filter(|e| e.queue_config().is_some())
-            .count();
+            .count()
+            + config.logs.len();
         let queues_off = table_len.next_multiple_of(64);
         let tables_len = queues_off + queue_count * std::mem::size_of::<abi::Queue>();
         let descriptor: Arc<dyn SharedMemory> = Arc::from(
@@ -261,6 +327,22 @@ impl Channel {
                 None => queues.push(None),
             }
             abi_endpoints.push(entry);
+        }
+        // Printf logs: queues to the host after the endpoints' own.
+        let mut log_queues = Vec::with_capacity(config.logs.len());
+        for (i, log) in &config.logs {
+            let ep = &endpoints[*i as usize];
+            let (q, desc) = QueueShared::create(
+                &provider,
+                descriptor.clone(),
+                &format!("printf log to {}", ep.name),
+                Direction::ToHost,
+                &log.queue(),
+            )
+            .map_err(fail)?;
+            abi_endpoints[*i as usize].log = queue_table.len() as u32 + 1;
+            queue_table.push(desc);
+            log_queues.push((q, ep.clone()));
         }
         let slot_bytes = u64::from(slots) * u64::from(slot_size);
         let staging: Arc<dyn SharedMemory> = Arc::from(
@@ -350,6 +432,12 @@ impl Channel {
             .map_err(|e| fail(e.into()))?;
         local.write(desc_len, &tables).map_err(|e| fail(e.into()))?;
         std::sync::atomic::fence(Ordering::SeqCst);
+        let mut logs = Vec::with_capacity(log_queues.len());
+        for (q, ep) in log_queues {
+            logs.push(LogDrain::start(q, ep).map_err(|e| {
+                fail(TransportError::os("starting a printf log thread", e))
+            })?);
+        }
         memory.keep_local(local.clone());
         memory.keep_shared(descriptor.clone());
         memory.keep_shared(staging.clone());
@@ -367,6 +455,7 @@ impl Channel {
             staging,
             endpoints,
             queues,
+            logs,
             transport: Some(transport),
             kind,
             provider: provider.name(),
@@ -481,6 +570,7 @@ impl Channel {
                 timed_out: 0,
                 problems: vec!["already closed".into()],
                 queues: Vec::new(),
+                logs: Vec::new(),
                 elapsed: Duration::ZERO,
             };
         };
@@ -491,8 +581,20 @@ impl Channel {
             Ok(closing) => closing.store(1, Ordering::Release),
             Err(e) => tracing::error!(error = %e, "cannot flag the descriptor as closing"),
         }
+        // The logs first: lines printed before `closing` reach their endpoints while
+        // the transport drains.
+        let logs: Vec<LogReport> = self
+            .logs
+            .iter_mut()
+            .map(|l| l.finish(start + bound))
+            .collect();
         let report = transport.close(start + bound);
         let mut problems = report.problems;
+        for l in &logs {
+            if l.lost > 0 || l.error.is_some() {
+                problems.push(l.to_string());
+            }
+        }
         let c = report.counters;
         let finished = c.completed.saturating_add(c.failed);
         if finished > c.submitted {
@@ -517,6 +619,7 @@ impl Channel {
             timed_out: report.timed_out,
             problems,
             queues,
+            logs,
             elapsed: start.elapsed(),
         };
         if out.is_clean() {

@@ -331,7 +331,7 @@ impl Endpoint {
             kind: self.kind.abi(),
             access: self.access.bits(),
             queue: 0,
-            _reserved: 0,
+            log: 0,
         }
     }
 }

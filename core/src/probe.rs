@@ -339,6 +339,7 @@ fn slots_that_fit(config: &ChannelConfig, limit: u64) -> Option<u32> {
     loop {
         let c = ChannelConfig {
             endpoints: Vec::new(),
+            logs: Vec::new(),
             slots,
             ..*config
         };

@@ -33,7 +33,7 @@ static const unsigned long long layout[] = {
     S(gpuio_mailbox), O(gpuio_mailbox, ports), O(gpuio_mailbox, locks), O(gpuio_mailbox, port_count),
     S(gpuio_mailbox_port), O(gpuio_mailbox_port, device_out), O(gpuio_mailbox_port, host_out),
     O(gpuio_mailbox_port, req), O(gpuio_mailbox_port, result),
-    S(gpuio_endpoint), O(gpuio_endpoint, kind), O(gpuio_endpoint, access), O(gpuio_endpoint, queue),
+    S(gpuio_endpoint), O(gpuio_endpoint, kind), O(gpuio_endpoint, access), O(gpuio_endpoint, queue), O(gpuio_endpoint, log),
     S(gpuio_queue), O(gpuio_queue, direction), O(gpuio_queue, rings), O(gpuio_queue, cells), O(gpuio_queue, cell_size),
     O(gpuio_queue, max_message), O(gpuio_queue, cells_addr), O(gpuio_queue, control), O(gpuio_queue, ring_state),
     S(gpuio_queue_control), O(gpuio_queue_control, head), O(gpuio_queue_control, closed),

@@ -11,6 +11,7 @@
  *     gpuio/forward.h  the device queues requests for a host forwarder
  *     gpuio/mailbox.h  one mailbox port per warp, served by a host thread
  *   gpuio/queue.h    host queues (gpuio_send / gpuio_recv), beside any transport
+ *   gpuio/log.h      gpuio_printf / gpuio_fprintf: lines over a printf log stream
  *
  * A kernel:
  *   #include "gpuio.h"
@@ -37,13 +38,18 @@
  *       streams (stdout, pipes, sockets, O_APPEND files); read returns what one
  *       read(2) gave, at most one slot
  *   gpuio_i64 gpuio_printf(ch, fmt, ...)      to the host's stdout endpoint (gpuio_printf
- *   gpuio_i64 gpuio_fprintf(ch, ep, fmt, ...) writes there) as one write(2), so output
+ *   gpuio_i64 gpuio_fprintf(ch, ep, fmt, ...) writes there) as one whole line, so output
  *       of different threads never interleaves within a call; add the '\n' yourself.
- *       Returns the bytes written. One call writes at most slot_size - 1 bytes
- *       (64 KiB - 1 by default): longer output is cut to slot_size - 2 bytes plus
- *       the format's final '\n' (so the next line starts on its own line), written,
- *       and the call returns -EMSGSIZE; output longer than INT_MAX bytes writes
- *       nothing and returns -EOVERFLOW
+ *       Returns the bytes written. Where the host gave the endpoint a printf log
+ *       (stdout has one by default) the line is formatted on the device and
+ *       appended to a stream that a host thread writes out while the kernel runs:
+ *       no round trip per line, one thread's lines in order, a full log waited on
+ *       (then -ETIMEDOUT, counted by the channel), never overwritten. A line is at
+ *       most the log's maximum (1023 bytes by default) or, without a log, slot_size
+ *       - 1 bytes (64 KiB - 1 by default): longer output is cut to that many bytes
+ *       ending with the format's final '\n' (so the next line starts on its own
+ *       line), written, and the call returns -EMSGSIZE; output longer than INT_MAX
+ *       bytes writes nothing and returns -EOVERFLOW
  *   gpuio_i64 gpuio_nop(ch)                   a round trip that does nothing
  *   char *gpuio_user_staging(ch, &off, &len)  then gpuio_pwrite_staged / gpuio_pread_staged
  *       (ch, ep, staging_off, len, off): I/O on bytes already in the staging area
@@ -97,5 +103,6 @@
 #include "gpuio/printf.h"
 #include "gpuio/api.h"
 #include "gpuio/queue.h"
+#include "gpuio/log.h"
 
 #endif /* GPUIO_H */

@@ -23,6 +23,7 @@ pub const HEADERS: &[(&str, &str)] = &[
         include_str!("../include/gpuio/mailbox.h"),
     ),
     ("gpuio/queue.h", include_str!("../include/gpuio/queue.h")),
+    ("gpuio/log.h", include_str!("../include/gpuio/log.h")),
 ];
 
 /// `device/include` in this crate's source tree, where `gpuio.h` lies: for build

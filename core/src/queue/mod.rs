@@ -20,6 +20,7 @@
 //! # let _ = (results, work);
 //! ```
 
+mod log;
 mod poller;
 mod receiver;
 mod sender;
@@ -32,6 +33,8 @@ use crate::abi;
 use crate::memory::{LocalMemory, MemoryError, MemoryProvider, SharedMemory};
 use crate::transport::TransportError;
 
+pub(crate) use log::LogDrain;
+pub use log::{LogConfig, LogReport};
 pub use receiver::{Receiver, RecvError};
 pub use sender::{SendError, Sender};
 

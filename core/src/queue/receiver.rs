@@ -138,6 +138,12 @@ impl Receiver {
 
     /// [`Receiver::try_recv`] into `buf` (cleared first), reusing its allocation.
     pub fn try_recv_into(&mut self, buf: &mut Vec<u8>) -> Result<(), RecvError> {
+        buf.clear();
+        self.try_recv_append(buf)
+    }
+
+    /// [`Receiver::try_recv`], appending the message's bytes to `buf`.
+    pub(crate) fn try_recv_append(&mut self, buf: &mut Vec<u8>) -> Result<(), RecvError> {
         if self.ended {
             return Err(RecvError::Closed);
         }
@@ -177,8 +183,8 @@ impl Receiver {
         Err(RecvError::Empty)
     }
 
-    /// Takes ring `r`'s next message into `buf`: `Ok(true)`, `Ok(false)` when none is
-    /// published, or what is wrong with the ring.
+    /// Takes ring `r`'s next message, appended to `buf`: `Ok(true)`, `Ok(false)` when
+    /// none is published, or what is wrong with the ring.
     fn take(&mut self, ri: usize, buf: &mut Vec<u8>) -> Result<bool, String> {
         let mem = |e: MemoryError| format!("reading the ring: {e}");
         let r = self.rings[ri];
@@ -232,9 +238,9 @@ impl Receiver {
                 self.q.max_message
             ));
         }
-        buf.clear();
-        buf.resize(len as usize, 0);
-        self.q.payload(r, pos, buf).map_err(mem)?;
+        let at = buf.len();
+        buf.resize(at + len as usize, 0);
+        self.q.payload(r, pos, &mut buf[at..]).map_err(mem)?;
         self.group_left[ri] -= 1;
         self.heads[ri] = pos + 1;
         self.q

@@ -39,7 +39,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 4u
+#define GPUIO_ABI_VERSION 5u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -161,7 +161,7 @@ typedef struct gpuio_endpoint {
   gpuio_u32 kind;   /* GPUIO_EP_* */
   gpuio_u32 access; /* GPUIO_ACCESS_* bits */
   gpuio_u32 queue;  /* GPUIO_EP_HOST_QUEUE: index in gpuio_channel.queues */
-  gpuio_u32 _reserved;
+  gpuio_u32 log;    /* a printf log: its index in gpuio_channel.queues + 1; 0: none */
 } gpuio_endpoint;
 
 /* Host queues: framed messages between the kernel and the host program (the

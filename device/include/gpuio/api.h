@@ -695,27 +695,17 @@ GPUIO_FN bool gpuio_impl_ends_with_newline(const char *fmt) {
   return *fmt == '\n';
 }
 
-/* Formats on the device into this call's staging chunk and writes it to `ep` as
- * one write(2), so lines from many threads never interleave. Returns:
- *   the bytes written (the whole line), or -errno from the channel or the write;
- *   -EMSGSIZE: the output was longer than one slot holds (slot_size - 1 bytes).
- *       Its first slot_size - 2 bytes and the format's final '\n' were written as
- *       one write, so a cut line still ends its line and the next one is never
- *       glued to it (a format without a final '\n': its first slot_size - 1
- *       bytes); the rest is lost. Splitting it over several writes instead would
- *       let other threads' lines land in the middle;
- *   -EOVERFLOW: the output would have been longer than INT_MAX bytes; nothing is
- *       written (the slot's turn is filled with a NOP: transports cannot skip one).
- * An empty result writes nothing and returns 0. */
+/* gpuio_fprintf on an endpoint without a printf log: formats on the device into
+ * this call's staging chunk and writes it to `ep` as one write(2) request, so lines
+ * from many threads never interleave. Returns the bytes written, or -errno; output
+ * longer than slot_size - 1 bytes is cut to slot_size - 2 bytes plus the
+ * format's final '\n' and -EMSGSIZE returned; output over INT_MAX bytes writes nothing, -EOVERFLOW (the slot's turn
+ * is filled with a NOP: transports cannot skip one). An empty result writes
+ * nothing and returns 0. The caller checked the channel and the request. */
 template <typename... A>
-GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
-  int e = gpuio_impl_check_channel(ch);
-  if (e) return e;
-  gpuio_request probe = {GPUIO_OP_WRITE, ep, 1, 0, 0, -1};
-  e = gpuio_impl_check_request(ch, &probe);
-  if (e) return e;
+GPUIO_FN gpuio_i64 gpuio_impl_fprintf_request(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
   gpuio_slot s;
-  e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
+  int e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
   const int full = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
   gpuio_u64 n = full < 0 ? 0 : (gpuio_u64)full;
@@ -734,14 +724,6 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
   gpuio_i64 res = gpuio_impl_run_release(ch, &s, &r);
   if (res < 0) return res;
   return cut ? -GPUIO_EMSGSIZE : res;
-}
-
-/* printf to the channel's stdout endpoint (-EBADF when the host registered none). */
-template <typename... A> GPUIO_FN gpuio_i64 gpuio_printf(const gpuio_channel *ch, const char *fmt, A... args) {
-  int e = gpuio_impl_check_channel(ch); /* before reading ch->stdout_endpoint */
-  if (e) return e;
-  if (ch->stdout_endpoint < 0) return -GPUIO_EBADF;
-  return gpuio_fprintf(ch, (gpuio_u32)ch->stdout_endpoint, fmt, args...);
 }
 
 #endif /* GPUIO_API_H */

@@ -130,20 +130,28 @@ GPUIO_FN void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ring, 
   }
 }
 
-/* The lanes of `g` (all with the same queue) send one message each as one group. */
-GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g,
-                                               const char *msg, gpuio_u32 len, bool wait) {
+/* The first lane of group `g` reserves one cell per lane of ring `warp % rings`:
+ * 0 with *ring and *base (the group's first position) in every lane, or -errno in
+ * every lane (nothing reserved). */
+GPUIO_FN int gpuio_impl_queue_group_reserve(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g, bool wait,
+                                            gpuio_u32 *ring, gpuio_u64 *base) {
   const gpuio_u32 lead = gpuio_warp_leader(g), rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
-  const gpuio_u32 ring = (gpuio_u32)(gpuio_warp_id() % q->rings);
-  gpuio_u64 base = 0;
+  *ring = (gpuio_u32)(gpuio_warp_id() % q->rings);
+  *base = 0;
   int e = 0;
-  if (rank == 0) e = gpuio_impl_queue_reserve(ch, q, ring, count, &base, wait, gpuio_impl_deadline(ch));
+  if (rank == 0) e = gpuio_impl_queue_reserve(ch, q, *ring, count, base, wait, gpuio_impl_deadline(ch));
   e = (int)(gpuio_i64)gpuio_warp_broadcast_64(g, (gpuio_u64)(gpuio_i64)e, lead);
-  if (e) return e;
-  base = gpuio_warp_broadcast_64(g, base, lead);
+  *base = gpuio_warp_broadcast_64(g, *base, lead);
+  return e;
+}
+
+/* Every lane of group `g` stamps its cell (`len` bytes, already written), then
+ * the first lane's release of the first cell publishes the group. */
+GPUIO_FN void gpuio_impl_queue_group_publish(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 base, gpuio_u64 g,
+                                             gpuio_u32 len) {
+  const gpuio_u32 rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
   const gpuio_u64 pos = base + rank;
   gpuio_cell_header *h = gpuio_impl_cell(q, ring, pos);
-  gpuio_impl_queue_fill_group(q, ring, base, g, msg, len);
   h->len = len;
   h->count = count;
   /* Lanes after the first stamp their own cells plainly; the first lane's release,
@@ -151,6 +159,17 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gp
   if (rank != 0) gpuio_st_relaxed_64(&h->ready, pos + 1u);
   gpuio_warp_sync(g);
   if (rank == 0) gpuio_st_release_64(&h->ready, pos + 1u);
+}
+
+/* The lanes of `g` (all with the same queue) send one message each as one group. */
+GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g,
+                                               const char *msg, gpuio_u32 len, bool wait) {
+  gpuio_u32 ring = 0;
+  gpuio_u64 base = 0;
+  const int e = gpuio_impl_queue_group_reserve(ch, q, g, wait, &ring, &base);
+  if (e) return e;
+  gpuio_impl_queue_fill_group(q, ring, base, g, msg, len);
+  gpuio_impl_queue_group_publish(q, ring, base, g, len);
   return (gpuio_i64)len;
 }
 

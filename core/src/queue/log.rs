@@ -1,0 +1,310 @@
+//! Printf logs: `gpuio_printf` / `gpuio_fprintf` as a stream instead of a request
+//! per line. A log is a host queue to the host whose messages are whole lines; the
+//! device half is `gpuio/log.h`. One host thread per log drains its rings while the
+//! kernel runs and writes the lines to the endpoint's descriptor, many lines per
+//! write(2): whole lines, each thread's in order (a thread always prints on one
+//! ring, and a ring is read in order), nothing dropped without being counted.
+//!
+//! The thread polls while lines come and sleeps (up to 1 ms) while none do, so an
+//! idle log costs next to no CPU. On a stream (pipe, socket, tty) it writes at most
+//! `PIPE_BUF` bytes of whole lines at a time after `poll` says there is room, so a
+//! reader that stops reading never blocks it past the channel's close bound and
+//! lines from other writers to the same pipe never land inside one of ours.
+
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::receiver::{Receiver, RecvError};
+use super::{QueueConfig, QueueShared};
+use crate::endpoint::{Endpoint, EndpointKind};
+use crate::transport::Backoff;
+
+/// How a printf log is sized. `Default`: lines of up to 1023 bytes, 8 rings of 512
+/// lines each (about 4 MiB of shared memory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogConfig {
+    /// Longest line in bytes; a longer one is cut to this length, keeping its final
+    /// newline, and the call returns `-EMSGSIZE`.
+    pub max_line: u32,
+    /// Lines each ring holds before printing threads wait for the host to write.
+    pub capacity: u32,
+    /// Rings: a printing warp uses ring `warp % rings`.
+    pub rings: u32,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            max_line: 1023,
+            capacity: 512,
+            rings: 8,
+        }
+    }
+}
+
+impl LogConfig {
+    /// The host queue that carries the log: one more byte per cell than the longest
+    /// line, where the device's formatter puts its NUL.
+    pub(crate) fn queue(&self) -> QueueConfig {
+        QueueConfig {
+            max_message: self.max_line.saturating_add(1),
+            capacity: self.capacity,
+            rings: self.rings,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What a printf log wrote, reported by `close()`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogReport {
+    /// The endpoint the log writes to.
+    pub endpoint: String,
+    /// Lines written to the endpoint.
+    pub lines: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Lines the kernel printed that were not written: the descriptor refused them
+    /// (`error` says why) or the channel closed before they could be.
+    pub lost: u64,
+    /// The first write error.
+    pub error: Option<String>,
+}
+
+impl std::fmt::Display for LogReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "printf log to {:?}: {} lines, {} bytes written",
+            self.endpoint, self.lines, self.bytes
+        )?;
+        if self.lost > 0 {
+            write!(f, ", {} lines lost", self.lost)?;
+        }
+        if let Some(e) = &self.error {
+            write!(f, " ({e})")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct LogStats {
+    lines: AtomicU64,
+    bytes: AtomicU64,
+    lost: AtomicU64,
+    error: Mutex<Option<String>>,
+}
+
+impl LogStats {
+    fn fail(&self, what: String) {
+        if let Ok(mut e) = self.error.lock() {
+            e.get_or_insert(what);
+        }
+    }
+}
+
+/// Bytes of lines gathered before one write to a file.
+const FILE_BATCH: usize = 1 << 20;
+/// Bytes of whole lines one write to a stream carries at most: `PIPE_BUF`, which a
+/// pipe writes atomically once `poll` says it has room.
+const STREAM_BATCH: usize = 4096;
+
+/// The host thread draining one printf log.
+pub(crate) struct LogDrain {
+    endpoint: String,
+    q: Arc<QueueShared>,
+    stats: Arc<LogStats>,
+    /// Set when `close()` runs out of time: stop writing, count the rest as lost.
+    abandon: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl LogDrain {
+    /// Starts the thread that writes `q`'s lines to `endpoint`'s descriptor.
+    pub(crate) fn start(
+        q: Arc<QueueShared>,
+        endpoint: Arc<Endpoint>,
+    ) -> Result<Self, std::io::Error> {
+        let stats = Arc::new(LogStats::default());
+        let abandon = Arc::new(AtomicBool::new(false));
+        let rx = Receiver::new(q.clone());
+        let name = endpoint.name.clone();
+        let thread = {
+            let (stats, abandon) = (stats.clone(), abandon.clone());
+            std::thread::Builder::new()
+                .name(format!("gpuio-log-{name}"))
+                .spawn(move || drain(rx, &endpoint, &stats, &abandon))?
+        };
+        Ok(Self {
+            endpoint: name,
+            q,
+            stats,
+            abandon,
+            thread: Some(thread),
+        })
+    }
+
+    /// Waits until the thread wrote every line published before the channel began
+    /// closing, at most until `deadline`; then stops it and reports.
+    pub(crate) fn finish(&mut self, deadline: Instant) -> LogReport {
+        if let Some(t) = self.thread.take() {
+            while !t.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            if !t.is_finished() {
+                self.abandon.store(true, Ordering::Release);
+                self.stats.fail("the channel's close bound passed while writing".into());
+            }
+            if t.join().is_err() {
+                self.stats.fail("the log thread panicked".into());
+            }
+        }
+        if let Some(v) = self.q.violation() {
+            self.stats.fail(format!("protocol violation: {v}"));
+        }
+        // Lines published that the thread never took (printed after it stopped).
+        let left = self.q.report().in_flight;
+        LogReport {
+            endpoint: self.endpoint.clone(),
+            lines: self.stats.lines.load(Ordering::Acquire),
+            bytes: self.stats.bytes.load(Ordering::Acquire),
+            lost: self.stats.lost.load(Ordering::Acquire) + left,
+            error: self.stats.error.lock().map(|e| e.clone()).unwrap_or(None),
+        }
+    }
+}
+
+impl Drop for LogDrain {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.finish(Instant::now() + Duration::from_secs(1));
+        }
+    }
+}
+
+/// The thread: gathers lines, writes them, until the channel closes and the rings
+/// are empty.
+fn drain(mut rx: Receiver, endpoint: &Endpoint, stats: &LogStats, abandon: &AtomicBool) {
+    let Some(fd) = endpoint.fd() else {
+        stats.fail("the endpoint has no descriptor".into());
+        return;
+    };
+    let stream = endpoint.kind != EndpointKind::File;
+    let batch_max = if stream { STREAM_BATCH } else { FILE_BATCH };
+    let mut batch: Vec<u8> = Vec::with_capacity(FILE_BATCH + rx.max_message());
+    // Where each gathered line ends in `batch`.
+    let mut ends: Vec<usize> = Vec::new();
+    let mut backoff = Backoff::new(Duration::from_millis(1));
+    let mut broken = false;
+    loop {
+        let mut ended = false;
+        while batch.len() < FILE_BATCH {
+            match rx.try_recv_append(&mut batch) {
+                Ok(()) => ends.push(batch.len()),
+                Err(RecvError::Empty) => break,
+                Err(RecvError::Closed) => {
+                    ended = true;
+                    break;
+                }
+                Err(e) => {
+                    // A scribbled ring: the queue noted the violation, and its other
+                    // rings are still read.
+                    stats.fail(format!("reading the log: {e}"));
+                    break;
+                }
+            }
+        }
+        if ends.is_empty() {
+            if ended {
+                return;
+            }
+            backoff.idle();
+            continue;
+        }
+        backoff.reset();
+        let mut done = 0; // lines of `ends` written (or counted lost)
+        let mut from = 0; // their bytes
+        while done < ends.len() {
+            if broken || abandon.load(Ordering::Acquire) {
+                stats
+                    .lost
+                    .fetch_add((ends.len() - done) as u64, Ordering::Relaxed);
+                break;
+            }
+            // Whole lines up to `batch_max` bytes (at least one line).
+            let mut upto = done + 1;
+            while upto < ends.len() && ends[upto] - from <= batch_max {
+                upto += 1;
+            }
+            match write_all(fd, &batch[from..ends[upto - 1]], stream, abandon) {
+                Ok(()) => {
+                    stats
+                        .lines
+                        .fetch_add((upto - done) as u64, Ordering::Relaxed);
+                    stats
+                        .bytes
+                        .fetch_add((ends[upto - 1] - from) as u64, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    stats.fail(format!("write to {:?}: {e}", endpoint.name));
+                    stats
+                        .lost
+                        .fetch_add((upto - done) as u64, Ordering::Relaxed);
+                    broken = true;
+                }
+            }
+            from = ends[upto - 1];
+            done = upto;
+        }
+        batch.clear();
+        ends.clear();
+        if ended {
+            return;
+        }
+    }
+}
+
+/// Writes all of `bytes`; on a stream, only once `poll` says there is room, looking
+/// at `abandon` between polls.
+fn write_all(
+    fd: BorrowedFd<'_>,
+    mut bytes: &[u8],
+    stream: bool,
+    abandon: &AtomicBool,
+) -> Result<(), std::io::Error> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    while !bytes.is_empty() {
+        if stream {
+            let mut fds = [PollFd::new(&fd, PollFlags::OUT)];
+            let wait = Timespec {
+                tv_sec: 0,
+                tv_nsec: 50_000_000,
+            };
+            match poll(&mut fds, Some(&wait)) {
+                Ok(0) => {
+                    if abandon.load(Ordering::Acquire) {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            "the reader stopped reading and the channel closed",
+                        ));
+                    }
+                    continue;
+                }
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match rustix::io::write(fd.as_fd(), bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) | Err(rustix::io::Errno::AGAIN) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
