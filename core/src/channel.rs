@@ -434,9 +434,10 @@ impl Channel {
         std::sync::atomic::fence(Ordering::SeqCst);
         let mut logs = Vec::with_capacity(log_queues.len());
         for (q, ep) in log_queues {
-            logs.push(LogDrain::start(q, ep).map_err(|e| {
-                fail(TransportError::os("starting a printf log thread", e))
-            })?);
+            logs.push(
+                LogDrain::start(q, ep)
+                    .map_err(|e| fail(TransportError::os("starting a printf log thread", e)))?,
+            );
         }
         memory.keep_local(local.clone());
         memory.keep_shared(descriptor.clone());

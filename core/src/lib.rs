@@ -42,6 +42,7 @@ pub use memory::{
     HostMemory, KeepAlive, LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedRegion,
 };
 pub use queue::{
-    Direction, LogConfig, LogReport, QueueConfig, QueueError, QueueReport, Receiver, RecvError, SendError, Sender,
+    Direction, LogConfig, LogReport, QueueConfig, QueueError, QueueReport, Receiver, RecvError,
+    SendError, Sender,
 };
 pub use transport::{Counters, Transport, TransportBuilder, TransportError, TransportReport};

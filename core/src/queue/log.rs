@@ -157,7 +157,8 @@ impl LogDrain {
             }
             if !t.is_finished() {
                 self.abandon.store(true, Ordering::Release);
-                self.stats.fail("the channel's close bound passed while writing".into());
+                self.stats
+                    .fail("the channel's close bound passed while writing".into());
             }
             if t.join().is_err() {
                 self.stats.fail("the log thread panicked".into());
