@@ -268,14 +268,134 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
   }
 }
 
+/* The lane of `m` whose rank among m's lanes is `k`. */
+GPUIO_FN gpuio_u32 gpuio_impl_nth_lane(gpuio_u64 m, gpuio_u32 k) {
+  for (; k; --k) m &= m - 1u;
+  return gpuio_warp_leader(m);
+}
+
+/* The lanes of `g` copy the `got` messages at positions base, base + 1, … (the
+ * lane of rank j owns base + j and its cell's `len`) out of a queue to the device
+ * into their owners' buffers, side by side: each load instruction reads up to
+ * `count` consecutive words of one cell, which cross PCIe as one read, and every
+ * word is handed to its owner (who may keep its buffer on its own stack). */
+GPUIO_FN void gpuio_impl_queue_take_group(const gpuio_queue *q, gpuio_u64 g, gpuio_u64 base, gpuio_u32 got,
+                                          gpuio_u32 len, char *buf) {
+  const gpuio_u32 rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
+  for (gpuio_u32 j = 0; j < got; ++j) {
+    const gpuio_u32 owner = gpuio_impl_nth_lane(g, j);
+    const gpuio_u64 n = gpuio_warp_broadcast_64(g, len, owner);
+    const gpuio_u64 *src = (const gpuio_u64 *)(gpuio_impl_cell(q, 0, base + j) + 1);
+    const gpuio_u64 words = (n + 7u) / 8u;
+    for (gpuio_u64 w0 = 0; w0 < words; w0 += count) {
+      const gpuio_u64 here = words - w0 < count ? words - w0 : count;
+      /* The payload starts 16 bytes into a 16-byte aligned cell and the cell holds
+       * whole words up to max_message rounded up: every load is in bounds. */
+      const gpuio_u64 v = rank < here ? src[w0 + rank] : 0u;
+      for (gpuio_u32 k = 0; k < here; ++k) {
+        const gpuio_u64 x = gpuio_warp_broadcast_64(g, v, gpuio_impl_nth_lane(g, k));
+        if (rank == j) {
+          const gpuio_u64 at = (w0 + k) * 8u;
+          for (gpuio_u64 b = 0; b < 8u && at + b < n; ++b) buf[at + b] = (char)(x >> (8u * b));
+        }
+      }
+    }
+  }
+}
+
+/* The lanes of `g` (all reading the same queue, each with room for its longest
+ * message) receive one message each: the first lane claims as many published
+ * positions as lanes still wait for with one compare-and-swap on the ring's
+ * device-local tail (a position below the cached head is published: the host
+ * released `head` after the message), the lanes copy them out together and free
+ * their cells, and the lanes left over wait for more. Only the lane polling for
+ * all reads the host's words across PCIe; the others wait on device-local state. */
+GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g, char *buf,
+                                               bool wait) {
+  gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state);
+  const gpuio_u64 deadline = gpuio_impl_deadline(ch);
+  gpuio_impl_backoff backoff = {0};
+  bool polled = false;
+  for (;;) {
+    const gpuio_u32 lead = gpuio_warp_leader(g), rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
+    gpuio_u64 base = 0, got = 0;
+    gpuio_u32 seen = 0;
+    if (rank == 0) {
+      seen = gpuio_ld_acquire_32(&rs->seen);
+      gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
+      for (;;) {
+        const gpuio_u64 head = gpuio_ld_acquire_64(&rs->cached_head);
+        if (h >= head) break;
+        const gpuio_u64 k = head - h < count ? head - h : count;
+        const gpuio_u64 was = gpuio_cas_64(&rs->tail, h, h + k);
+        if (was == h) {
+          base = h;
+          got = k;
+          break;
+        }
+        h = was;
+      }
+    }
+    got = gpuio_warp_broadcast_64(g, got, lead);
+    if (got) {
+      base = gpuio_warp_broadcast_64(g, base, lead);
+      const gpuio_u64 pos = base + rank;
+      gpuio_cell_header *c = gpuio_impl_cell(q, 0, pos);
+      gpuio_u32 len = 0;
+      bool ok = true;
+      if (rank < got) {
+        /* Acquire: the host wrote the bytes before it released `ready`. */
+        ok = gpuio_ld_acquire_64(&c->ready) == pos + 1u;
+        len = c->len;
+        if (len > q->max_message) ok = false;
+        if (!ok) len = 0;
+      }
+      gpuio_impl_queue_take_group(q, g, base, (gpuio_u32)got, len, buf);
+      const gpuio_u64 left = gpuio_warp_ballot(g, rank >= got); /* before any lane leaves */
+      if (rank < got) {
+        gpuio_st_release_64(&c->ready, pos + q->cells);
+        return ok ? (gpuio_i64)len : -GPUIO_EPROTO;
+      }
+      g = left;
+      polled = false;
+      continue;
+    }
+    seen = (gpuio_u32)gpuio_warp_broadcast_64(g, seen, lead);
+    if (seen & GPUIO_QUEUE_SEEN_CLOSED) return 0;
+    if (seen & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
+    if (rank == 0 && (!polled || wait)) gpuio_impl_queue_poll(ch, q, rs);
+    if (!polled) { /* look again at once after the first poll */
+      polled = true;
+      continue;
+    }
+    if (!wait) return -GPUIO_EAGAIN;
+    /* The first lane's clock decides for the group, so the lanes leave together. */
+    if (gpuio_warp_broadcast_64(g, gpuio_impl_past(deadline) ? 1u : 0u, lead))
+      return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
+    gpuio_impl_backoff_pause(&backoff, 4096u);
+  }
+}
+
 GPUIO_FN gpuio_i64 gpuio_impl_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap, bool wait) {
+  const gpuio_u64 mask = gpuio_warp_active();
   int e = gpuio_impl_check_channel(ch);
-  if (e) return e;
-  const gpuio_queue *q = gpuio_impl_queue(ch, ep, GPUIO_ACCESS_READ, &e);
+  const gpuio_queue *q = e ? nullptr : gpuio_impl_queue(ch, ep, GPUIO_ACCESS_READ, &e);
+  if (!e && q && cap > 0 && !buf) e = -GPUIO_EFAULT;
+  /* A reader with room for the queue's longest message receives with its warp's
+   * other such readers of the same queue (every lane of `mask` votes first); one
+   * whose buffer may be too small looks at each message before claiming it. */
+  const bool group = !e && q && cap >= q->max_message;
+  gpuio_u64 rest = gpuio_warp_ballot(mask, group);
   if (e) return e;
   if (!q) return gpuio_read(ch, ep, buf, cap);
-  if (cap > 0 && !buf) return -GPUIO_EFAULT;
-  return gpuio_impl_queue_recv(ch, q, (char *)buf, cap, wait);
+  if (!group) return gpuio_impl_queue_recv(ch, q, (char *)buf, cap, wait);
+  for (;;) {
+    const gpuio_u32 lead = gpuio_warp_leader(rest);
+    const gpuio_u32 lead_ep = (gpuio_u32)gpuio_warp_broadcast_64(rest, ep, lead);
+    const gpuio_u64 g = gpuio_warp_ballot(rest, ep == lead_ep);
+    if (ep == lead_ep) return gpuio_impl_queue_recv_group(ch, q, g, (char *)buf, wait);
+    rest &= ~g;
+  }
 }
 
 /* ------------------------------------------------------------ the calls */
