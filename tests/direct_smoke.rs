@@ -282,7 +282,7 @@ fn close_while_writes_are_in_flight_drains_everything_accepted() {
     );
     assert_eq!(p[8], 0, "calls timed out");
     assert_eq!(p[5], u64::from(threads), "every thread saw -ESHUTDOWN");
-    // Every write a thread saw succeed was counted; the rest are stand-in NOPs of
+    // Every write a thread saw succeed was counted; the rest are -ESHUTDOWN NOPs of
     // calls that arrived while closing.
     assert!(
         report.counters.completed >= p[4],
@@ -335,8 +335,7 @@ fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers
         "only the first read reached the ring"
     );
 
-    // The stuck read completes now; the next call reaps it, stands in for the two
-    // positions that gave up, and gets the slot.
+    // The stuck read completes now; the next call reaps it and takes its slot over.
     pipe.write_all(&[7u8; 64]).unwrap();
     let p = CpuDevice
         .launch(kernel("nop"), 1, 1, &ch, &[2, 0, 0])
@@ -351,9 +350,10 @@ fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers
     let report = ch.close();
     assert!(report.is_clean(), "{report}");
     assert_eq!(report.timed_out, 3, "{report}");
-    // The read, two stand-in NOPs, two NOPs.
-    assert_eq!(report.counters.submitted, 5, "{report}");
-    assert_eq!(report.counters.completed, 5, "{report}");
+    // The read and two NOPs: the calls that gave up waiting for the slot submitted
+    // nothing.
+    assert_eq!(report.counters.submitted, 3, "{report}");
+    assert_eq!(report.counters.completed, 3, "{report}");
     drop(dst);
 }
 
@@ -423,4 +423,26 @@ GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
             .any(|p| p.starts_with("protocol violation") && p.contains("1001 completed")),
         "{report}"
     );
+}
+
+#[test]
+fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
+    // 8 slots, so the read's slot comes round again and again; the SQ has 8 entries,
+    // so every write passes the read's SQ position many times over.
+    let Some((p, report)) =
+        probe_support::stuck_read_beside_busy_writers(&DirectBuilder::default(), 8)
+    else {
+        return;
+    };
+    assert_eq!(
+        p[0] as i64,
+        -i64::from(libc::ETIMEDOUT),
+        "the read gives up: {report}"
+    );
+    assert_eq!(
+        p[1],
+        16 * 20,
+        "every write went through beside the stuck read: {report}"
+    );
+    assert_eq!(report.timed_out, 1, "only the read timed out: {report}");
 }

@@ -32,7 +32,7 @@ pub(crate) struct RingOwner {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Snapshot {
     pub stats: abi::Stats,
-    /// Positions handed out to device calls (`DirectState::reserve`).
+    /// SQ positions taken by device submitters (`DirectState::sq_reserve`).
     pub reserved: u64,
     /// Positions published to the SQ tail (`DirectState::published`).
     pub published: u64,
@@ -54,7 +54,7 @@ impl Snapshot {
         u64::from(self.cq_tail.wrapping_sub(self.cq_head))
     }
 
-    /// Nothing left for the ring to do: every reserved position is published, the
+    /// Nothing left for the ring to do: every SQ position taken is published, the
     /// kernel consumed every SQE, and every published request has its completion,
     /// reaped or sitting in the CQ.
     pub fn settled(&self) -> bool {
@@ -143,16 +143,8 @@ impl RingOwner {
 
         let state = ctx.alloc_local(size_of::<DirectState>())?;
         let slot_state = ctx.alloc_local(slots as usize * size_of::<DirectSlot>())?;
-        let init: Vec<u8> = (0..u64::from(slots))
-            .flat_map(|i| {
-                bytemuck::bytes_of(&DirectSlot {
-                    seq: i,
-                    ..Default::default()
-                })
-                .to_vec()
-            })
-            .collect();
-        slot_state.write(0, &init)?;
+        // Zeroed: every slot's turn is lap 0 and free, nothing answered or stamped.
+        slot_state.write(0, &vec![0u8; slots as usize * size_of::<DirectSlot>()])?;
 
         let l = *ring.layout();
         let r = ring.rings().device_addr;
@@ -203,7 +195,9 @@ impl RingOwner {
         // The device updates these with its own atomics; a copy may be torn only on
         // a target without 8-byte atomic copies, and close() needs it to hold still
         // for a while before it believes it.
-        let (reserved, published) = match self.state.read(offset_of!(DirectState, reserve), &mut st)
+        let (reserved, published) = match self
+            .state
+            .read(offset_of!(DirectState, sq_reserve), &mut st)
         {
             Ok(()) => {
                 let (a, b) = st.split_at(8);
@@ -234,4 +228,5 @@ impl RingOwner {
     }
 }
 
-const _: () = assert!(offset_of!(DirectState, published) == offset_of!(DirectState, reserve) + 8);
+const _: () =
+    assert!(offset_of!(DirectState, published) == offset_of!(DirectState, sq_reserve) + 8);

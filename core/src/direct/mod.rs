@@ -14,15 +14,16 @@
 //!   read-write but declared read-only is registered as a read-only reopening), so
 //!   a raw `WRITE_FIXED` on it fails with `-EBADF` in io_uring itself; an endpoint
 //!   that cannot be narrowed (a socket declared read-only) fails the open. The device-local `DirectState` and `DirectSlot[slots]`
-//!   (`seq = i`) are allocated and `desc.direct` filled in.
+//!   (zeroed: every slot free for lap 0) are allocated and `desc.direct` filled in.
 //! * the waker ([`waker`]): wakes the SQPOLL thread when it sleeps with work pending.
 //! * teardown ([`DirectTransport::close`]): waits (bounded) until the ring has
-//!   settled — every reserved position published, every SQE consumed, every
+//!   settled — every SQ position taken published, every SQE consumed, every
 //!   published request completed — and stayed so for `close_quiet`, with the waker
 //!   still running; then stops the waker and closes the ring. The channel sets
-//!   `closing` first; a device call that takes a position afterwards sees it (the
-//!   two sides fence between their write and their read) and fills its position
-//!   with a NOP instead of a request, so nothing is accepted after the drain.
+//!   `closing` first; a device call that takes an SQ position afterwards sees it
+//!   (the two sides fence between their write and their read) and fills its SQE
+//!   with a NOP answering `-ESHUTDOWN` instead of a request, so nothing is accepted
+//!   after the drain.
 //!
 //! The device side is `device/include/gpuio/direct.h`; the protocol is in
 //! [`crate::abi`]'s module doc.
@@ -55,7 +56,7 @@ pub use waker::{Waker, WakerConfig};
 const REFUSED_SHIFT: u32 = 52;
 
 /// Whether a completion answers its request with success: `res >= 0`, and not the
-/// stand-in NOP of a refused request (whose waiter is answered `-errno`).
+/// NOP that answers a refused request (whose waiter is answered `-errno`).
 fn answered_ok(c: &crate::uring::Completion) -> bool {
     c.res >= 0 && c.user_data >> REFUSED_SHIFT == 0
 }
@@ -222,8 +223,8 @@ impl Transport for DirectTransport {
         if !settled {
             if snap.reserved > snap.published {
                 problems.push(format!(
-                    "{} request positions were taken by device calls but never published \
-                     (a call still waiting for its slot, or one stalled past its deadline)",
+                    "{} SQ positions were taken by device submitters but never published \
+                     (a submitter stalled between taking its position and writing it)",
                     snap.reserved - snap.published
                 ));
             }
