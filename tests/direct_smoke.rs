@@ -446,3 +446,21 @@ fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
     );
     assert_eq!(report.timed_out, 1, "only the read timed out: {report}");
 }
+#[test]
+fn closing_with_a_read_that_never_completes_cancels_it_promptly_and_counts_it_failed() {
+    let Some((_, report)) =
+        probe_support::stuck_read_beside_busy_writers(&DirectBuilder::default(), 8)
+    else {
+        return;
+    };
+    // The default close bound is 10 s; a cancelled read settles the ring at once.
+    assert!(
+        report.elapsed < Duration::from_secs(3),
+        "close cancels instead of waiting out its bound: {report}"
+    );
+    assert!(
+        report.is_clean(),
+        "the read is answered (cancelled), not lost: {report}"
+    );
+    assert_eq!(report.counters.failed, 1, "the cancelled read: {report}");
+}

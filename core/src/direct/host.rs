@@ -54,6 +54,14 @@ impl Snapshot {
         u64::from(self.cq_tail.wrapping_sub(self.cq_head))
     }
 
+    /// What is left is only in the kernel's hands: every SQ position taken is
+    /// published and consumed, and some published request has no completion yet.
+    pub fn only_in_kernel(&self) -> bool {
+        self.reserved == self.published
+            && self.sq_head == self.sq_tail
+            && self.unreaped() > self.cq_pending()
+    }
+
     /// Nothing left for the ring to do: every SQ position taken is published, the
     /// kernel consumed every SQE, and every published request has its completion,
     /// reaped or sitting in the CQ.

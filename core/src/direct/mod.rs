@@ -19,7 +19,11 @@
 //! * teardown ([`DirectTransport::close`]): waits (bounded) until the ring has
 //!   settled — every SQ position taken published, every SQE consumed, every
 //!   published request completed — and stayed so for `close_quiet`, with the waker
-//!   still running; then stops the waker and closes the ring. The channel sets
+//!   still running; then stops the waker and closes the ring. Requests that sit in
+//!   the kernel while nothing moves for `cancel_after` (a read of a pipe nobody
+//!   writes) are cancelled once (`IORING_REGISTER_SYNC_CANCEL`, the one
+//!   registration the ring's restrictions leave the host), so they are answered
+//!   `-ECANCELED` and counted as failed instead of waited for. The channel sets
 //!   `closing` first; a device call that takes an SQ position afterwards sees it
 //!   (the two sides fence between their write and their read) and fills its SQE
 //!   with a NOP answering `-ESHUTDOWN` instead of a request, so nothing is accepted
@@ -87,6 +91,10 @@ pub struct DirectBuilder {
     pub waker: WakerConfig,
     /// How long the ring must stay settled before `close()` believes it.
     pub close_quiet: Duration,
+    /// While closing: how long requests may sit in the kernel with nothing on the
+    /// ring moving before `close()` cancels them (a read of a pipe nobody writes),
+    /// so that they are answered `-ECANCELED` and counted instead of waited for.
+    pub cancel_after: Duration,
 }
 
 impl Default for DirectBuilder {
@@ -95,6 +103,7 @@ impl Default for DirectBuilder {
             sq_thread_idle: Duration::from_millis(50),
             waker: WakerConfig::default(),
             close_quiet: Duration::from_millis(2),
+            cancel_after: Duration::from_millis(50),
         }
     }
 }
@@ -127,6 +136,7 @@ impl TransportBuilder for DirectBuilder {
             owner: Some(owner),
             waker,
             close_quiet: self.close_quiet,
+            cancel_after: self.cancel_after,
         }))
     }
 }
@@ -138,21 +148,62 @@ pub struct DirectTransport {
     owner: Option<RingOwner>,
     waker: Waker,
     close_quiet: Duration,
+    cancel_after: Duration,
+}
+
+/// How a drain ended.
+struct Drained {
+    /// The last snapshot.
+    snap: Snapshot,
+    /// Whether the ring settled (and stayed so for `close_quiet`).
+    settled: bool,
+    /// Whether requests stuck in the kernel were cancelled.
+    cancelled: bool,
+    problems: Vec<String>,
 }
 
 impl DirectTransport {
     /// Polls until the ring has settled and stayed so for `close_quiet`, or until
-    /// `deadline`. Returns the last snapshot and whether it settled.
-    fn drain(owner: &RingOwner, quiet: Duration, deadline: Instant) -> (Snapshot, bool) {
+    /// `deadline`. Requests that sit in the kernel with nothing moving for
+    /// `cancel_after` are cancelled, once: their `-ECANCELED` completions then settle
+    /// the ring.
+    fn drain(&self, owner: &RingOwner, deadline: Instant) -> Drained {
         let mut stable: Option<(Snapshot, Instant)> = None;
+        let mut moved: Option<(Snapshot, Instant)> = None;
+        let mut cancelled = false;
+        let mut problems = Vec::new();
         loop {
             let s = owner.snapshot();
             let now = Instant::now();
+            match moved {
+                Some((prev, _)) if prev == s => {}
+                _ => moved = Some((s, now)),
+            }
+            let still_since = moved.map_or(now, |(_, t)| t);
+            if !s.settled()
+                && !cancelled
+                && s.only_in_kernel()
+                && now.duration_since(still_since) >= self.cancel_after
+            {
+                cancelled = true;
+                tracing::info!(?s, "closing: cancelling requests the kernel never finished");
+                let wait = deadline
+                    .saturating_duration_since(now)
+                    .min(Duration::from_millis(100));
+                if let Err(e) = owner.ring.cancel_all(wait) {
+                    problems.push(format!("cancelling the requests left in flight: {e}"));
+                }
+            }
             if s.settled() {
                 match stable {
                     Some((prev, since)) if prev == s => {
-                        if now.duration_since(since) >= quiet {
-                            return (s, true);
+                        if now.duration_since(since) >= self.close_quiet {
+                            return Drained {
+                                snap: s,
+                                settled: true,
+                                cancelled,
+                                problems,
+                            };
                         }
                     }
                     _ => stable = Some((s, now)),
@@ -161,7 +212,12 @@ impl DirectTransport {
                 stable = None;
             }
             if now >= deadline {
-                return (s, false);
+                return Drained {
+                    snap: s,
+                    settled: false,
+                    cancelled,
+                    problems,
+                };
             }
             std::thread::sleep(Duration::from_micros(200));
         }
@@ -193,13 +249,18 @@ impl Transport for DirectTransport {
         // device's positions below (the device side of this handshake is in
         // gpuio_direct_acquire: take a position, fence, read `closing`).
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        let (snap, settled) = Self::drain(&owner, self.close_quiet, deadline);
+        let Drained {
+            snap,
+            settled,
+            cancelled,
+            problems: drain_problems,
+        } = self.drain(&owner, deadline);
         // Completions the device had not reaped when the snapshot was taken are read,
         // not consumed (module doc). They are read with the snapshot: a device thread
         // may still reap them meanwhile, and the report adds them to the counters
         // of that same snapshot.
         let leftover = owner.unreaped_completions(&snap);
-        let mut problems = Vec::new();
+        let mut problems = drain_problems;
         let waker = self
             .waker
             .stop(deadline.max(Instant::now() + Duration::from_millis(20)));
@@ -254,6 +315,7 @@ impl Transport for DirectTransport {
         tracing::debug!(
             ?snap,
             settled,
+            cancelled,
             wakeups = waker.wakeups,
             "direct ring closed"
         );
