@@ -287,7 +287,12 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
     gpuio_u32 ns = GPUIO_WARP_DONE;
     if (e == 1) {
       e = gpuio_impl_turn_step(ch, base, stride, slots, &k, deadline, &ns, reclaim);
-      if (e == 2) { /* the slot was stuck: queue again */
+      /* The slot was stuck: queue again - unless the channel is closing. Slots left
+       * abandoned at close may never be answered (direct's -ESHUTDOWN NOPs once the
+       * ring is gone), and a lane that only ever meets stuck slots must not spin
+       * until its deadline. (A PCIe read, but only on this rare path.) */
+      if (e == 2 && gpuio_impl_closing(ch)) e = -GPUIO_ESHUTDOWN;
+      if (e == 2) {
         k.pos = gpuio_fetch_add_64(positions, 1u);
         k.backoff.ns = 0;
         k.spins = 0;
