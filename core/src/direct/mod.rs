@@ -159,14 +159,19 @@ struct Drained {
     settled: bool,
     /// Whether requests stuck in the kernel were cancelled.
     cancelled: bool,
+    /// Protocol violations seen ([`Snapshot::violations`]); the drain stops at the
+    /// first snapshot that shows one.
+    violations: Vec<String>,
     problems: Vec<String>,
 }
 
 impl DirectTransport {
     /// Polls until the ring has settled and stayed so for `close_quiet`, or until
-    /// `deadline`. Requests that sit in the kernel with nothing moving for
-    /// `cancel_after` are cancelled, once: their `-ECANCELED` completions then settle
-    /// the ring.
+    /// `deadline`, or until a snapshot shows a protocol violation: a ring that a
+    /// kernel scribbled over never settles (SQPOLL may replay stale SQEs for as long
+    /// as the ring lives), so waiting longer only lets the damage go on. Requests that
+    /// sit in the kernel with nothing moving for `cancel_after` are cancelled, once:
+    /// their `-ECANCELED` completions then settle the ring.
     fn drain(&self, owner: &RingOwner, deadline: Instant) -> Drained {
         let mut stable: Option<(Snapshot, Instant)> = None;
         let mut moved: Option<(Snapshot, Instant)> = None;
@@ -175,6 +180,16 @@ impl DirectTransport {
         loop {
             let s = owner.snapshot();
             let now = Instant::now();
+            let violations = s.violations();
+            if !violations.is_empty() {
+                return Drained {
+                    snap: s,
+                    settled: false,
+                    cancelled,
+                    violations,
+                    problems,
+                };
+            }
             match moved {
                 Some((prev, _)) if prev == s => {}
                 _ => moved = Some((s, now)),
@@ -202,6 +217,7 @@ impl DirectTransport {
                                 snap: s,
                                 settled: true,
                                 cancelled,
+                                violations,
                                 problems,
                             };
                         }
@@ -216,6 +232,7 @@ impl DirectTransport {
                     snap: s,
                     settled: false,
                     cancelled,
+                    violations,
                     problems,
                 };
             }
@@ -253,14 +270,21 @@ impl Transport for DirectTransport {
             snap,
             settled,
             cancelled,
+            violations,
             problems: drain_problems,
         } = self.drain(&owner, deadline);
         // Completions the device had not reaped when the snapshot was taken are read,
         // not consumed (module doc). They are read with the snapshot: a device thread
         // may still reap them meanwhile, and the report adds them to the counters
-        // of that same snapshot.
-        let leftover = owner.unreaped_completions(&snap);
-        let mut problems = drain_problems;
+        // of that same snapshot. Not on a scribbled ring: its head and tail name no
+        // real completions.
+        let leftover = if violations.is_empty() {
+            owner.unreaped_completions(&snap)
+        } else {
+            Vec::new()
+        };
+        let mut problems = violations.clone();
+        problems.extend(drain_problems);
         let waker = self
             .waker
             .stop(deadline.max(Instant::now() + Duration::from_millis(20)));
@@ -281,7 +305,13 @@ impl Transport for DirectTransport {
             completed: stats.completed + left_ok,
             failed: stats.failed + left_failed,
         };
-        if !settled {
+        if !violations.is_empty() {
+            problems.push(format!(
+                "the ring was stopped at close (its fd closed, so SQPOLL stops); its counts \
+                 cannot be trusted: SQ head {}, tail {}, published {}, CQ head {}, tail {}",
+                snap.sq_head, snap.sq_tail, snap.published, snap.cq_head, snap.cq_tail
+            ));
+        } else if !settled {
             if snap.reserved > snap.published {
                 problems.push(format!(
                     "{} SQ positions were taken by device submitters but never published \
@@ -298,19 +328,6 @@ impl Transport for DirectTransport {
                     snap.sq_tail
                 ));
             }
-        }
-        let ring = &owner.ring;
-        if ring.sq_dropped() > 0 {
-            problems.push(format!(
-                "the kernel dropped {} invalid SQ entries",
-                ring.sq_dropped()
-            ));
-        }
-        if ring.cq_overflow() > 0 {
-            problems.push(format!(
-                "{} completions overflowed the CQ",
-                ring.cq_overflow()
-            ));
         }
         tracing::debug!(
             ?snap,
