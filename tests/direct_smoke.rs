@@ -282,7 +282,7 @@ fn close_while_writes_are_in_flight_drains_everything_accepted() {
     );
     assert_eq!(p[8], 0, "calls timed out");
     assert_eq!(p[5], u64::from(threads), "every thread saw -ESHUTDOWN");
-    // Every write a thread saw succeed was counted; the rest are stand-in NOPs of
+    // Every write a thread saw succeed was counted; the rest are -ESHUTDOWN NOPs of
     // calls that arrived while closing.
     assert!(
         report.counters.completed >= p[4],
@@ -335,8 +335,7 @@ fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers
         "only the first read reached the ring"
     );
 
-    // The stuck read completes now; the next call reaps it, stands in for the two
-    // positions that gave up, and gets the slot.
+    // The stuck read completes now; the next call reaps it and takes its slot over.
     pipe.write_all(&[7u8; 64]).unwrap();
     let p = CpuDevice
         .launch(kernel("nop"), 1, 1, &ch, &[2, 0, 0])
@@ -351,9 +350,10 @@ fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers
     let report = ch.close();
     assert!(report.is_clean(), "{report}");
     assert_eq!(report.timed_out, 3, "{report}");
-    // The read, two stand-in NOPs, two NOPs.
-    assert_eq!(report.counters.submitted, 5, "{report}");
-    assert_eq!(report.counters.completed, 5, "{report}");
+    // The read and two NOPs: the calls that gave up waiting for the slot submitted
+    // nothing.
+    assert_eq!(report.counters.submitted, 3, "{report}");
+    assert_eq!(report.counters.completed, 3, "{report}");
     drop(dst);
 }
 
@@ -423,4 +423,169 @@ GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
             .any(|p| p.starts_with("protocol violation") && p.contains("1001 completed")),
         "{report}"
     );
+}
+
+#[test]
+fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
+    // 8 slots, so the read's slot comes round again and again; the SQ has 8 entries,
+    // so every write passes the read's SQ position many times over.
+    let Some((p, report)) =
+        probe_support::stuck_read_beside_busy_writers(&DirectBuilder::default(), 8)
+    else {
+        return;
+    };
+    assert_eq!(
+        p[0] as i64,
+        -i64::from(libc::ETIMEDOUT),
+        "the read gives up: {report}"
+    );
+    assert_eq!(
+        p[1],
+        16 * 20,
+        "every write went through beside the stuck read: {report}"
+    );
+    assert_eq!(report.timed_out, 1, "only the read timed out: {report}");
+}
+#[test]
+fn closing_with_a_read_that_never_completes_cancels_it_promptly_and_counts_it_failed() {
+    let Some((_, report)) =
+        probe_support::stuck_read_beside_busy_writers(&DirectBuilder::default(), 8)
+    else {
+        return;
+    };
+    // The default close bound is 10 s; a cancelled read settles the ring at once.
+    assert!(
+        report.elapsed < Duration::from_secs(3),
+        "close cancels instead of waiting out its bound: {report}"
+    );
+    assert!(
+        report.is_clean(),
+        "the read is answered (cancelled), not lost: {report}"
+    );
+    assert_eq!(report.counters.failed, 1, "the cancelled read: {report}");
+}
+
+/// Runs the hostile kernel `name` from `source` (one thread, params `p` of 4 words)
+/// on a 4-slot direct channel with a 200 ms call deadline; returns its params and
+/// the close report, or `None` where no C++ compiler can load it (a skip).
+fn hostile(name: &str, source: &str) -> Option<(Vec<u64>, CloseReport)> {
+    let module = probe_support::load_on_cpu(&format!("{name}.cu"), source)?;
+    let ch = open(ChannelConfig {
+        call_timeout: Duration::from_millis(200),
+        ..config(4)
+    });
+    let p = module
+        .launch(name, 1, 1, &ch, &[u64::MAX; 4])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    Some((p, ch.close()))
+}
+
+/// The report names a protocol violation containing `what`, is not clean, and
+/// close stopped the ring well within its 10 s bound instead of waiting on it.
+fn assert_violation(report: &CloseReport, what: &str) {
+    assert!(!report.is_clean(), "{report}");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.starts_with("protocol violation") && p.contains(what)),
+        "a protocol violation naming {what:?}: {report}"
+    );
+    assert!(
+        report.elapsed < Duration::from_secs(3),
+        "close stops a scribbled ring at once: {report}"
+    );
+}
+
+#[test]
+fn a_kernel_that_moves_the_sq_tail_a_lap_ahead_gets_a_protocol_violation_and_close_stops_the_replay(
+) {
+    // One honest NOP, then the SQ tail moved by sq_entries: SQPOLL consumes a lap of
+    // stale SQEs, and once the honest publisher stores its (now lower) tail, replays
+    // them until the ring is closed.
+    const HOSTILE: &str = r#"
+#include "gpuio.h"
+/* Waits (bounded) until SQPOLL consumed the stale lap, so the next publish lands
+ * behind the kernel's head. */
+GPUIO_KERNEL(replay)(const gpuio_channel *ch, gpuio_u64 *p) {
+  p[0] = (gpuio_u64)gpuio_nop(ch);
+  gpuio_u32 *tail = gpuio_ptr<gpuio_u32>(ch->direct.sq_tail);
+  const gpuio_u32 *head = gpuio_ptr<const gpuio_u32>(ch->direct.sq_head);
+  const gpuio_u32 lap = gpuio_ld_acquire_32(tail) + ch->direct.sq_entries;
+  gpuio_st_release_32(tail, lap);
+  const gpuio_u64 until = gpuio_now_ns() + 1000000000ull;
+  while (gpuio_ld_acquire_32(head) != lap && gpuio_now_ns() < until) gpuio_sleep_ns(100000u);
+  p[1] = (gpuio_u64)gpuio_nop(ch);
+}
+"#;
+    let Some((p, report)) = hostile("replay", HOSTILE) else {
+        return;
+    };
+    assert_eq!(p[0], 0, "the honest NOP");
+    assert_violation(&report, "SQ tail was moved");
+}
+
+#[test]
+fn a_kernel_that_moves_the_cq_head_past_the_tail_gets_a_protocol_violation_not_a_wedged_close() {
+    // With the CQ head past its tail the kernel believes the CQ full and holds
+    // completions back; the device's reaper stores its own head after each CQE it
+    // reaps, so the kernel scribbles again after each call, and last.
+    const HOSTILE: &str = r#"
+#include "gpuio.h"
+GPUIO_KERNEL(cq_head)(const gpuio_channel *ch, gpuio_u64 *p) {
+  p[0] = (gpuio_u64)gpuio_nop(ch);
+  gpuio_u32 *head = gpuio_ptr<gpuio_u32>(ch->direct.cq_head);
+  const gpuio_u32 *tail = gpuio_ptr<const gpuio_u32>(ch->direct.cq_tail);
+  p[1] = 0;
+  for (int i = 0; i < 8; ++i) {
+    gpuio_st_release_32(head, gpuio_ld_acquire_32(tail) + 5u);
+    if (gpuio_nop(ch) != 0) ++p[1];
+  }
+  gpuio_st_release_32(head, gpuio_ld_acquire_32(tail) + 5u);
+}
+"#;
+    let Some((p, report)) = hostile("cq_head", HOSTILE) else {
+        return;
+    };
+    assert_eq!(p[0], 0, "the honest NOP");
+    eprintln!("{} of 8 NOPs after a scribble failed; {report}", p[1]);
+    assert_violation(&report, "CQ head");
+}
+
+#[test]
+fn a_kernel_that_drops_its_sq_array_index_gets_a_protocol_violation_and_the_channel_goes_on() {
+    // The kernel submits a NOP the way gpuio/direct.h does, but writes an index out
+    // of range into sq_array: io_uring drops the entry and the request never
+    // completes. Its slot is passed over; the next NOP goes through.
+    const HOSTILE: &str = r#"
+#include "gpuio.h"
+GPUIO_KERNEL(dropped)(const gpuio_channel *ch, gpuio_u64 *p) {
+  p[0] = (gpuio_u64)gpuio_nop(ch);
+  gpuio_slot s;
+  if (gpuio_direct_acquire(ch, &s, gpuio_impl_deadline(ch)) != 0) return;
+  const gpuio_u64 q = gpuio_fetch_add_64(&gpuio_direct_st(ch)->sq_reserve, 1u);
+  gpuio_sqe e = {};
+  e.opcode = GPUIO_IORING_OP_NOP;
+  e.flags = GPUIO_IOSQE_FIXED_FILE;
+  e.user_data = s.pos;
+  gpuio_ptr<gpuio_sqe>(ch->direct.sqes)[s.index] = e;
+  gpuio_st_relaxed_32(gpuio_ptr<gpuio_u32>(ch->direct.sq_array) + (q & ch->direct.sq_mask), 0xdeadu);
+  gpuio_st_release_64(&gpuio_direct_slot_at(ch, q)->sq_ready, q + 1u);
+  gpuio_fence_sc();
+  gpuio_direct_publish(ch);
+  gpuio_i64 res = 0;
+  s.flags = 0;
+  p[1] = (gpuio_u64)gpuio_direct_wait(ch, &s, gpuio_impl_deadline(ch), &res);
+  p[2] = (gpuio_u64)gpuio_nop(ch);
+}
+"#;
+    let Some((p, report)) = hostile("dropped", HOSTILE) else {
+        return;
+    };
+    assert_eq!(p[0], 0, "the honest NOP");
+    assert_eq!(p[1] as i64, -i64::from(libc::ETIMEDOUT), "{report}");
+    assert_eq!(p[2], 0, "the channel is not wedged: {report}");
+    assert_violation(&report, "dropped 1 SQ entries");
 }

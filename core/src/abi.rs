@@ -21,16 +21,18 @@
 //! * **Request slots.** A request holds slot `pos % slots` from reservation until its
 //!   result is consumed; the slot's staging chunk (`slot * slot_size ..+ slot_size`)
 //!   belongs to that request alone for the same span.
-//! * **Direct.** A device producer reserves `pos` (device atomic), waits for
-//!   `DirectSlot::seq == pos` (low bits), fills SQE `pos % sq_entries`, stamps `ready = pos + 1`,
-//!   and whoever holds the publish lock advances the SQ tail over consecutive ready
-//!   slots with a system-scope release store; the kernel's SQPOLL thread consumes.
-//!   A reaper (try-lock) copies each CQE into `DirectSlot[user_data % slots]` and
-//!   advances the CQ head with a release store. Result hand-over is a CAS race:
-//!   the reaper's `IN_FLIGHT → DONE` against a timed-out waiter's
-//!   `IN_FLIGHT → ABANDONED`; the loser of the waiter's side frees the slot. A
-//!   position that cannot be left as a hole (its caller gave up waiting for the
-//!   slot, or took it after `closing` was set) is filled with a stand-in NOP.
+//! * **Direct.** A request takes position `pos` (device fetch-add) and slot
+//!   `pos % slots` by turns, as on forward (a stuck slot is passed over), in the
+//!   slot's device-local [`DirectSlot::turn`]. Holding it, it writes SQE
+//!   `pos % slots` (`user_data = pos`), takes the next SQ position `q` (device
+//!   fetch-add at submit), writes `sq_array[q % sq_entries]` and stamps
+//!   `DirectSlot[q % sq_entries].sq_ready = q + 1`; whoever holds the publish lock
+//!   advances the SQ tail over consecutive stamped positions with a system-scope
+//!   release store; the kernel's SQPOLL thread consumes. A reaper (try-lock) copies
+//!   each CQE's `res` into `DirectSlot[user_data % slots]`, releases its
+//!   `done = pos + 1`, and advances the CQ head with a release store. A waiter that
+//!   times out marks its slot ABANDONED; the next turn owner takes it over once its
+//!   `done` is there.
 //! * **Forward.** A request takes position `pos` (device fetch-add) and slot
 //!   `pos % slots`, whose device-local [`ForwardSlot`] says whose turn it is and who
 //!   holds it; once it holds the slot it writes entry `pos % slots` and releases
@@ -222,9 +224,11 @@ pub struct DirectRing {
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DirectState {
-    /// Next request position (fetch-add).
+    /// Next request position (fetch-add): request slots by turns.
     pub reserve: u64,
-    /// Positions below this are published to the SQ tail.
+    /// Next SQ position (fetch-add at submit, once the slot is held).
+    pub sq_reserve: u64,
+    /// SQ positions below this are published to the SQ tail.
     pub published: u64,
     /// Held while advancing the SQ tail (0 free, 1 held).
     pub publish_lock: u32,
@@ -240,23 +244,23 @@ pub struct DirectState {
     pub failed: u64,
 }
 
-/// Per-slot state of the direct transport (device-local).
+/// Per-slot state of the direct transport (device-local). Zeroed memory is "turn 0,
+/// FREE, nothing answered, nothing stamped".
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct DirectSlot {
-    /// The slot is free for position `p` when `seq`'s low 52 bits are `p`; its owner
-    /// releases it with `seq = p + slots`. The high 12 bits count positions queued
-    /// for the slot that gave up waiting (`p + slots`, `p + 2·slots`, ...): whoever
-    /// frees the slot then fills the first of them with a stand-in NOP instead of
-    /// handing it on, so the SQ tail never stalls on a hole (see `gpuio/direct.h`).
-    pub seq: u64,
-    /// `p + 1` once the SQE for position `p` is written and may be published.
-    pub ready: u64,
-    /// The CQE's `res`, valid once `state == SLOT_DONE`.
+    /// Whose turn it is to take the slot and who holds it (`gpuio/api.h`, turns).
+    pub turn: Turn,
+    /// `pos + 1` once the CQE of position `pos` (held in this slot) was reaped and
+    /// its `res` stored (release, by the reap-lock holder).
+    pub done: u64,
+    /// `q + 1` once SQ position `q` (with `q % sq_entries` == this slot's index) has
+    /// its SQE and `sq_array` entry written and may be published.
+    pub sq_ready: u64,
+    /// The CQE's `res`, valid once `done == pos + 1`.
     pub res: i32,
-    /// One of the `slot_state` constants.
-    pub state: u32,
-    pub _pad: u64,
+    pub _pad: u32,
+    pub _pad2: u64,
 }
 
 /// [`Turn::state`] values (device-local).
@@ -302,11 +306,11 @@ pub struct ForwardState {
     pub _pad: u64,
 }
 
-/// One request slot's turns (device-local; the forward transport's slots). Zeroed memory is
+/// One request slot's turns (device-local; the slots of forward, mailbox and direct). Zeroed memory is
 /// "turn 0, FREE": slot `i` is free for position `i`. Lap `L` of slot `i` is
 /// position `L·slots + i`. See `gpuio/api.h` (gpuio_impl_turn_*).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Turn {
     /// The lap whose turn it is to take the slot; written only by that turn's owner
     /// (when it takes the slot or passes the turn on).
@@ -553,7 +557,7 @@ const _: () = {
     assert!(size_of::<ForwardEntry>() == 64);
     assert!(size_of::<MailboxPort>() == 192);
     assert!(size_of::<Endpoint>() == 16);
-    assert!(size_of::<DirectSlot>() == 32);
+    assert!(size_of::<DirectSlot>() == 64);
     assert!(size_of::<Turn>() == 32);
     assert!(size_of::<DirectState>() == 64);
     assert!(size_of::<DirectRing>() == 112);
@@ -616,6 +620,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_direct_ring.fixed_buffer_host" => offset_of!(DirectRing, fixed_buffer_host),
         "sizeof(gpuio_direct_state)" => size_of::<DirectState>(),
         "gpuio_direct_state.reserve" => offset_of!(DirectState, reserve),
+        "gpuio_direct_state.sq_reserve" => offset_of!(DirectState, sq_reserve),
         "gpuio_direct_state.published" => offset_of!(DirectState, published),
         "gpuio_direct_state.publish_lock" => offset_of!(DirectState, publish_lock),
         "gpuio_direct_state.reap_lock" => offset_of!(DirectState, reap_lock),
@@ -623,10 +628,10 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "gpuio_direct_state.completed" => offset_of!(DirectState, completed),
         "gpuio_direct_state.failed" => offset_of!(DirectState, failed),
         "sizeof(gpuio_direct_slot)" => size_of::<DirectSlot>(),
-        "gpuio_direct_slot.seq" => offset_of!(DirectSlot, seq),
-        "gpuio_direct_slot.ready" => offset_of!(DirectSlot, ready),
+        "gpuio_direct_slot.turn" => offset_of!(DirectSlot, turn),
+        "gpuio_direct_slot.done" => offset_of!(DirectSlot, done),
+        "gpuio_direct_slot.sq_ready" => offset_of!(DirectSlot, sq_ready),
         "gpuio_direct_slot.res" => offset_of!(DirectSlot, res),
-        "gpuio_direct_slot.state" => offset_of!(DirectSlot, state),
         "sizeof(gpuio_forward_queue)" => size_of::<ForwardQueue>(),
         "gpuio_forward_queue.entries" => offset_of!(ForwardQueue, entries),
         "gpuio_forward_queue.state" => offset_of!(ForwardQueue, state),

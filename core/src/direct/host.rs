@@ -29,10 +29,16 @@ pub(crate) struct RingOwner {
 }
 
 /// Everything the host can see of a direct channel at one moment.
+///
+/// Read in this order: `cq_head`, `sq_head`, `cq_tail`, the device's positions
+/// (`reserved`, `published`), then the rest. Each check in [`Snapshot::violations`]
+/// compares a word read earlier with one that, on an honest channel, can only have
+/// grown since - so it holds while the device still runs, and a failed check is a
+/// kernel writing ring words it does not own, never a torn read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Snapshot {
     pub stats: abi::Stats,
-    /// Positions handed out to device calls (`DirectState::reserve`).
+    /// SQ positions taken by device submitters (`DirectState::sq_reserve`).
     pub reserved: u64,
     /// Positions published to the SQ tail (`DirectState::published`).
     pub published: u64,
@@ -40,6 +46,12 @@ pub(crate) struct Snapshot {
     pub sq_tail: u32,
     pub cq_head: u32,
     pub cq_tail: u32,
+    /// SQ entries the kernel dropped for an index out of range.
+    pub sq_dropped: u32,
+    /// Completions the kernel could not post (`cq_overflow`), and whether it holds
+    /// some back for a full CQ (`IORING_SQ_CQ_OVERFLOW`).
+    pub cq_overflow: u32,
+    pub cq_overflow_pending: bool,
 }
 
 impl Snapshot {
@@ -54,7 +66,72 @@ impl Snapshot {
         u64::from(self.cq_tail.wrapping_sub(self.cq_head))
     }
 
-    /// Nothing left for the ring to do: every reserved position is published, the
+    /// What is left is only in the kernel's hands: every SQ position taken is
+    /// published and consumed, and some published request has no completion yet.
+    pub fn only_in_kernel(&self) -> bool {
+        self.reserved == self.published
+            && self.sq_head == self.sq_tail
+            && self.unreaped() > self.cq_pending()
+    }
+
+    /// Protocol violations this snapshot proves, in words: ring words or indexes
+    /// written by something other than gpuio's device code (the kernel on the device,
+    /// which may scribble over its own channel). Empty on an honest channel.
+    pub fn violations(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        let published = self.published as u32;
+        // The kernel consumes up to the SQ tail; gpuio's publisher only ever moves the
+        // tail to `published`. `sq_head` was read before `published`.
+        if (published.wrapping_sub(self.sq_head) as i32) < 0 {
+            v.push(format!(
+                "protocol violation: the kernel consumed SQ entries up to {} but the device \
+                 published only {published}: the SQ tail was moved past what was written \
+                 (stale SQEs replayed)",
+                self.sq_head
+            ));
+        }
+        // One completion per published entry at most (`cq_tail` read before
+        // `published`).
+        if (published.wrapping_sub(self.cq_tail) as i32) < 0 {
+            v.push(format!(
+                "protocol violation: {} completions were posted for {published} published \
+                 requests",
+                self.cq_tail
+            ));
+        }
+        // The device's reaper only moves the CQ head up to the tail it read
+        // (`cq_head` read before `cq_tail`).
+        if (self.cq_tail.wrapping_sub(self.cq_head) as i32) < 0 {
+            v.push(format!(
+                "protocol violation: the CQ head ({}) is past the CQ tail ({}): the kernel \
+                 scribbled the CQ head",
+                self.cq_head, self.cq_tail
+            ));
+        }
+        if self.sq_dropped > 0 {
+            v.push(format!(
+                "protocol violation: the kernel dropped {} SQ entries whose sq_array index \
+                 was out of range; their requests never complete",
+                self.sq_dropped
+            ));
+        }
+        // The CQ holds twice the slots: an honest device never fills it.
+        if self.cq_overflow > 0 || self.cq_overflow_pending {
+            v.push(format!(
+                "protocol violation: the CQ overflowed ({} completions lost{}): its head \
+                 was scribbled or its completions were not the device's",
+                self.cq_overflow,
+                if self.cq_overflow_pending {
+                    ", some held back"
+                } else {
+                    ""
+                }
+            ));
+        }
+        v
+    }
+
+    /// Nothing left for the ring to do: every SQ position taken is published, the
     /// kernel consumed every SQE, and every published request has its completion,
     /// reaped or sitting in the CQ.
     pub fn settled(&self) -> bool {
@@ -143,16 +220,8 @@ impl RingOwner {
 
         let state = ctx.alloc_local(size_of::<DirectState>())?;
         let slot_state = ctx.alloc_local(slots as usize * size_of::<DirectSlot>())?;
-        let init: Vec<u8> = (0..u64::from(slots))
-            .flat_map(|i| {
-                bytemuck::bytes_of(&DirectSlot {
-                    seq: i,
-                    ..Default::default()
-                })
-                .to_vec()
-            })
-            .collect();
-        slot_state.write(0, &init)?;
+        // Zeroed: every slot's turn is lap 0 and free, nothing answered or stamped.
+        slot_state.write(0, &vec![0u8; slots as usize * size_of::<DirectSlot>()])?;
 
         let l = *ring.layout();
         let r = ring.rings().device_addr;
@@ -196,14 +265,17 @@ impl RingOwner {
     /// while the device works may be inconsistent, so `close()` only trusts one that
     /// stays the same over a quiet period.
     pub fn snapshot(&self) -> Snapshot {
+        // The order matters (see `Snapshot`).
         let cq_head = self.ring.cq_head();
         let sq_head = self.ring.sq_head();
-        let stats = self.stats();
+        let cq_tail = self.ring.cq_tail();
         let mut st = [0u8; 16];
         // The device updates these with its own atomics; a copy may be torn only on
         // a target without 8-byte atomic copies, and close() needs it to hold still
         // for a while before it believes it.
-        let (reserved, published) = match self.state.read(offset_of!(DirectState, reserve), &mut st)
+        let (reserved, published) = match self
+            .state
+            .read(offset_of!(DirectState, sq_reserve), &mut st)
         {
             Ok(()) => {
                 let (a, b) = st.split_at(8);
@@ -217,6 +289,7 @@ impl RingOwner {
                 (0, 0)
             }
         };
+        let stats = self.stats();
         Snapshot {
             stats,
             reserved,
@@ -224,7 +297,13 @@ impl RingOwner {
             sq_head,
             sq_tail: self.ring.sq_tail(),
             cq_head,
-            cq_tail: self.ring.cq_tail(),
+            cq_tail,
+            sq_dropped: self.ring.sq_dropped(),
+            cq_overflow: self.ring.cq_overflow(),
+            cq_overflow_pending: self
+                .ring
+                .sq_flags()
+                .contains(sys::IoringSqFlags::CQ_OVERFLOW),
         }
     }
 
@@ -234,4 +313,5 @@ impl RingOwner {
     }
 }
 
-const _: () = assert!(offset_of!(DirectState, published) == offset_of!(DirectState, reserve) + 8);
+const _: () =
+    assert!(offset_of!(DirectState, published) == offset_of!(DirectState, sq_reserve) + 8);

@@ -14,15 +14,20 @@
 //!   read-write but declared read-only is registered as a read-only reopening), so
 //!   a raw `WRITE_FIXED` on it fails with `-EBADF` in io_uring itself; an endpoint
 //!   that cannot be narrowed (a socket declared read-only) fails the open. The device-local `DirectState` and `DirectSlot[slots]`
-//!   (`seq = i`) are allocated and `desc.direct` filled in.
+//!   (zeroed: every slot free for lap 0) are allocated and `desc.direct` filled in.
 //! * the waker ([`waker`]): wakes the SQPOLL thread when it sleeps with work pending.
 //! * teardown ([`DirectTransport::close`]): waits (bounded) until the ring has
-//!   settled — every reserved position published, every SQE consumed, every
+//!   settled — every SQ position taken published, every SQE consumed, every
 //!   published request completed — and stayed so for `close_quiet`, with the waker
-//!   still running; then stops the waker and closes the ring. The channel sets
-//!   `closing` first; a device call that takes a position afterwards sees it (the
-//!   two sides fence between their write and their read) and fills its position
-//!   with a NOP instead of a request, so nothing is accepted after the drain.
+//!   still running; then stops the waker and closes the ring. Requests that sit in
+//!   the kernel while nothing moves for `cancel_after` (a read of a pipe nobody
+//!   writes) are cancelled once (`IORING_REGISTER_SYNC_CANCEL`, the one
+//!   registration the ring's restrictions leave the host), so they are answered
+//!   `-ECANCELED` and counted as failed instead of waited for. The channel sets
+//!   `closing` first; a device call that takes an SQ position afterwards sees it
+//!   (the two sides fence between their write and their read) and fills its SQE
+//!   with a NOP answering `-ESHUTDOWN` instead of a request, so nothing is accepted
+//!   after the drain.
 //!
 //! The device side is `device/include/gpuio/direct.h`; the protocol is in
 //! [`crate::abi`]'s module doc.
@@ -55,7 +60,7 @@ pub use waker::{Waker, WakerConfig};
 const REFUSED_SHIFT: u32 = 52;
 
 /// Whether a completion answers its request with success: `res >= 0`, and not the
-/// stand-in NOP of a refused request (whose waiter is answered `-errno`).
+/// NOP that answers a refused request (whose waiter is answered `-errno`).
 fn answered_ok(c: &crate::uring::Completion) -> bool {
     c.res >= 0 && c.user_data >> REFUSED_SHIFT == 0
 }
@@ -86,6 +91,10 @@ pub struct DirectBuilder {
     pub waker: WakerConfig,
     /// How long the ring must stay settled before `close()` believes it.
     pub close_quiet: Duration,
+    /// While closing: how long requests may sit in the kernel with nothing on the
+    /// ring moving before `close()` cancels them (a read of a pipe nobody writes),
+    /// so that they are answered `-ECANCELED` and counted instead of waited for.
+    pub cancel_after: Duration,
 }
 
 impl Default for DirectBuilder {
@@ -94,6 +103,7 @@ impl Default for DirectBuilder {
             sq_thread_idle: Duration::from_millis(50),
             waker: WakerConfig::default(),
             close_quiet: Duration::from_millis(2),
+            cancel_after: Duration::from_millis(50),
         }
     }
 }
@@ -126,6 +136,7 @@ impl TransportBuilder for DirectBuilder {
             owner: Some(owner),
             waker,
             close_quiet: self.close_quiet,
+            cancel_after: self.cancel_after,
         }))
     }
 }
@@ -137,21 +148,78 @@ pub struct DirectTransport {
     owner: Option<RingOwner>,
     waker: Waker,
     close_quiet: Duration,
+    cancel_after: Duration,
+}
+
+/// How a drain ended.
+struct Drained {
+    /// The last snapshot.
+    snap: Snapshot,
+    /// Whether the ring settled (and stayed so for `close_quiet`).
+    settled: bool,
+    /// Whether requests stuck in the kernel were cancelled.
+    cancelled: bool,
+    /// Protocol violations seen ([`Snapshot::violations`]); the drain stops at the
+    /// first snapshot that shows one.
+    violations: Vec<String>,
+    problems: Vec<String>,
 }
 
 impl DirectTransport {
     /// Polls until the ring has settled and stayed so for `close_quiet`, or until
-    /// `deadline`. Returns the last snapshot and whether it settled.
-    fn drain(owner: &RingOwner, quiet: Duration, deadline: Instant) -> (Snapshot, bool) {
+    /// `deadline`, or until a snapshot shows a protocol violation: a ring that a
+    /// kernel scribbled over never settles (SQPOLL may replay stale SQEs for as long
+    /// as the ring lives), so waiting longer only lets the damage go on. Requests that
+    /// sit in the kernel with nothing moving for `cancel_after` are cancelled, once:
+    /// their `-ECANCELED` completions then settle the ring.
+    fn drain(&self, owner: &RingOwner, deadline: Instant) -> Drained {
         let mut stable: Option<(Snapshot, Instant)> = None;
+        let mut moved: Option<(Snapshot, Instant)> = None;
+        let mut cancelled = false;
+        let mut problems = Vec::new();
         loop {
             let s = owner.snapshot();
             let now = Instant::now();
+            let violations = s.violations();
+            if !violations.is_empty() {
+                return Drained {
+                    snap: s,
+                    settled: false,
+                    cancelled,
+                    violations,
+                    problems,
+                };
+            }
+            match moved {
+                Some((prev, _)) if prev == s => {}
+                _ => moved = Some((s, now)),
+            }
+            let still_since = moved.map_or(now, |(_, t)| t);
+            if !s.settled()
+                && !cancelled
+                && s.only_in_kernel()
+                && now.duration_since(still_since) >= self.cancel_after
+            {
+                cancelled = true;
+                tracing::info!(?s, "closing: cancelling requests the kernel never finished");
+                let wait = deadline
+                    .saturating_duration_since(now)
+                    .min(Duration::from_millis(100));
+                if let Err(e) = owner.ring.cancel_all(wait) {
+                    problems.push(format!("cancelling the requests left in flight: {e}"));
+                }
+            }
             if s.settled() {
                 match stable {
                     Some((prev, since)) if prev == s => {
-                        if now.duration_since(since) >= quiet {
-                            return (s, true);
+                        if now.duration_since(since) >= self.close_quiet {
+                            return Drained {
+                                snap: s,
+                                settled: true,
+                                cancelled,
+                                violations,
+                                problems,
+                            };
                         }
                     }
                     _ => stable = Some((s, now)),
@@ -160,7 +228,13 @@ impl DirectTransport {
                 stable = None;
             }
             if now >= deadline {
-                return (s, false);
+                return Drained {
+                    snap: s,
+                    settled: false,
+                    cancelled,
+                    violations,
+                    problems,
+                };
             }
             std::thread::sleep(Duration::from_micros(200));
         }
@@ -192,13 +266,25 @@ impl Transport for DirectTransport {
         // device's positions below (the device side of this handshake is in
         // gpuio_direct_acquire: take a position, fence, read `closing`).
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        let (snap, settled) = Self::drain(&owner, self.close_quiet, deadline);
+        let Drained {
+            snap,
+            settled,
+            cancelled,
+            violations,
+            problems: drain_problems,
+        } = self.drain(&owner, deadline);
         // Completions the device had not reaped when the snapshot was taken are read,
         // not consumed (module doc). They are read with the snapshot: a device thread
         // may still reap them meanwhile, and the report adds them to the counters
-        // of that same snapshot.
-        let leftover = owner.unreaped_completions(&snap);
-        let mut problems = Vec::new();
+        // of that same snapshot. Not on a scribbled ring: its head and tail name no
+        // real completions.
+        let leftover = if violations.is_empty() {
+            owner.unreaped_completions(&snap)
+        } else {
+            Vec::new()
+        };
+        let mut problems = violations.clone();
+        problems.extend(drain_problems);
         let waker = self
             .waker
             .stop(deadline.max(Instant::now() + Duration::from_millis(20)));
@@ -219,11 +305,17 @@ impl Transport for DirectTransport {
             completed: stats.completed + left_ok,
             failed: stats.failed + left_failed,
         };
-        if !settled {
+        if !violations.is_empty() {
+            problems.push(format!(
+                "the ring was stopped at close (its fd closed, so SQPOLL stops); its counts \
+                 cannot be trusted: SQ head {}, tail {}, published {}, CQ head {}, tail {}",
+                snap.sq_head, snap.sq_tail, snap.published, snap.cq_head, snap.cq_tail
+            ));
+        } else if !settled {
             if snap.reserved > snap.published {
                 problems.push(format!(
-                    "{} request positions were taken by device calls but never published \
-                     (a call still waiting for its slot, or one stalled past its deadline)",
+                    "{} SQ positions were taken by device submitters but never published \
+                     (a submitter stalled between taking its position and writing it)",
                     snap.reserved - snap.published
                 ));
             }
@@ -237,22 +329,10 @@ impl Transport for DirectTransport {
                 ));
             }
         }
-        let ring = &owner.ring;
-        if ring.sq_dropped() > 0 {
-            problems.push(format!(
-                "the kernel dropped {} invalid SQ entries",
-                ring.sq_dropped()
-            ));
-        }
-        if ring.cq_overflow() > 0 {
-            problems.push(format!(
-                "{} completions overflowed the CQ",
-                ring.cq_overflow()
-            ));
-        }
         tracing::debug!(
             ?snap,
             settled,
+            cancelled,
             wakeups = waker.wakeups,
             "direct ring closed"
         );

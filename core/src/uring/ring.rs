@@ -11,9 +11,9 @@ use super::sys::{self, IoringOp, IoringRestrictionOp, IoringSetupFlags, IoringSq
 use super::{RingLayout, RingSpec, UringError};
 use crate::memory::{SharedMemory, SharedRegion};
 
-/// What SQEs a ring accepts once enabled (`IORING_REGISTER_RESTRICTIONS`).
-/// Registration opcodes are never allowed: after enabling, the ring cannot be
-/// re-registered by anyone.
+/// What SQEs a ring accepts once enabled (`IORING_REGISTER_RESTRICTIONS`), and which
+/// registration opcodes the host may still use on it. Only system calls register,
+/// and a device cannot make them: whatever is allowed here is the host's alone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Restrictions {
     /// Opcodes allowed (`IORING_RESTRICTION_SQE_OP`).
@@ -22,18 +22,23 @@ pub struct Restrictions {
     pub sqe_flags_allowed: sys::IoringSqeFlags,
     /// SQE flags that must be set (`IORING_RESTRICTION_SQE_FLAGS_REQUIRED`).
     pub sqe_flags_required: sys::IoringSqeFlags,
+    /// Registration opcodes allowed after enabling (`IORING_RESTRICTION_REGISTER_OP`).
+    pub register_ops: Vec<sys::IoringRegisterOp>,
 }
 
 impl Restrictions {
     /// What gpuio issues: `NOP`, `READ_FIXED`, `WRITE_FIXED`, always on a fixed file
     /// (`IOSQE_FIXED_FILE` required, no other flag allowed). With the staging area
     /// as the only fixed buffer and the endpoints as the only fixed files, an SQE
-    /// can touch nothing else.
+    /// can touch nothing else. The host may cancel requests in flight
+    /// (`IORING_REGISTER_SYNC_CANCEL`: [`SqpollRing::cancel_all`], used at close);
+    /// nothing may be registered or re-registered.
     pub fn gpuio() -> Self {
         Self {
             sqe_ops: vec![IoringOp::Nop, IoringOp::ReadFixed, IoringOp::WriteFixed],
             sqe_flags_allowed: sys::IoringSqeFlags::FIXED_FILE,
             sqe_flags_required: sys::IoringSqeFlags::FIXED_FILE,
+            register_ops: vec![sys::IoringRegisterOp::RegisterSyncCancel],
         }
     }
 
@@ -42,6 +47,11 @@ impl Restrictions {
             .sqe_ops
             .iter()
             .map(|&op| sys::allow_sqe_op(op))
+            .chain(
+                self.register_ops
+                    .iter()
+                    .map(|&op| sys::allow_register_op(op)),
+            )
             .collect();
         v.push(sys::sqe_flags(
             IoringRestrictionOp::SqeFlagsAllowed,
@@ -363,6 +373,19 @@ impl SqpollRing {
             .map_err(|e| UringError::sys("io_uring_enter(IORING_ENTER_SQ_WAKEUP)", e))
     }
 
+    /// Cancels every request in flight (`IORING_REGISTER_SYNC_CANCEL`, any request),
+    /// waiting at most `timeout` for those that cannot be cancelled at once; each is
+    /// answered `-ECANCELED` in the CQ. Nothing in flight is not an error.
+    pub fn cancel_all(&self, timeout: std::time::Duration) -> Result<(), UringError> {
+        match sys::sync_cancel_any(self.fd(), timeout) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(UringError::sys(
+                "io_uring_register(IORING_REGISTER_SYNC_CANCEL)",
+                e,
+            )),
+        }
+    }
+
     /// The CQE at ring position `pos` (one the kernel has written: below the tail).
     fn cqe_at(&self, pos: u32) -> Completion {
         let off = self.inner.layout.cqes as usize
@@ -588,6 +611,43 @@ pub(crate) mod tests {
             e == rustix::io::Errno::ACCESS || e == rustix::io::Errno::BUSY,
             "got {e:?}"
         );
+    }
+
+    #[test]
+    fn the_host_cancels_a_read_of_an_empty_pipe_from_another_thread_and_it_answers_ecanceled() {
+        let (reader, _writer) = rustix::pipe::pipe().unwrap();
+        let (ring, staging) = confined_ring_of(&[Some(reader.as_fd())], Duration::from_millis(50));
+        let ring = Arc::new(ring);
+        let read =
+            opcode::ReadFixed::new(types::Fixed(0), staging.region().host_ptr.as_ptr(), 16, 0)
+                .offset(u64::MAX)
+                .build()
+                .flags(io_uring::squeue::Flags::FIXED_FILE)
+                .user_data(9);
+        // SAFETY: the test is the only producer; the read lands in the fixed buffer,
+        // which outlives the ring.
+        unsafe { ring.push(&read) }.unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            ring.peek_completions().is_empty(),
+            "the read waits for data"
+        );
+        // Not the thread that created the ring.
+        let r = ring.clone();
+        std::thread::spawn(move || r.cancel_all(Duration::from_millis(500)))
+            .join()
+            .unwrap()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let c = loop {
+            if let Some(c) = ring.pop() {
+                break c;
+            }
+            assert!(Instant::now() < deadline, "no completion after the cancel");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert_eq!((c.user_data, c.res), (9, -libc::ECANCELED));
+        ring.cancel_all(Duration::ZERO).unwrap();
     }
 
     #[test]

@@ -13,8 +13,9 @@ use rustix::io;
 use rustix::io_uring as ru;
 
 pub use ru::{
-    io_uring_params, io_uring_ptr, io_uring_restriction, IoringEnterFlags, IoringOp,
-    IoringRegisterOp, IoringRestrictionOp, IoringSetupFlags, IoringSqFlags, IoringSqeFlags,
+    io_uring_params, io_uring_ptr, io_uring_restriction, io_uring_sync_cancel_reg,
+    IoringAsyncCancelFlags, IoringEnterFlags, IoringOp, IoringRegisterOp, IoringRestrictionOp,
+    IoringSetupFlags, IoringSqFlags, IoringSqeFlags,
 };
 
 /// Size of one SQE (`struct io_uring_sqe`, without `IORING_SETUP_SQE128`).
@@ -128,6 +129,40 @@ pub fn wake_sqpoll(ring: BorrowedFd<'_>) -> io::Result<()> {
     // EXT_ARG nor EXT_ARG_REG); the SQPOLL thread it wakes reads only ring memory
     // promised valid at `setup`.
     unsafe { ru::io_uring_enter(ring, 0, 0, IoringEnterFlags::SQ_WAKEUP) }.map(drop)
+}
+
+/// `IORING_REGISTER_SYNC_CANCEL` with `IORING_ASYNC_CANCEL_ANY`: cancels every
+/// request in flight on the ring, waiting at most `timeout` for those that cannot be
+/// cancelled at once. Their completions (`-ECANCELED`) are posted to the CQ as usual.
+/// `ENOENT`: nothing was in flight; `ETIME`: some did not finish in time.
+pub fn sync_cancel_any(ring: BorrowedFd<'_>, timeout: std::time::Duration) -> io::Result<()> {
+    let mut reg = io_uring_sync_cancel_reg::default();
+    reg.flags = IoringAsyncCancelFlags::ANY;
+    reg.fd = -1;
+    reg.timeout = rustix::time::Timespec {
+        tv_sec: timeout.as_secs().try_into().unwrap_or(i64::MAX),
+        tv_nsec: timeout.subsec_nanos().into(),
+    };
+    // SAFETY: the kernel copies one `io_uring_sync_cancel_reg` (the uapi layout
+    // rustix defines, reserved fields zero) from `reg`, which lives across the call;
+    // the cancelled requests' memory is the ring's, untouched by this call.
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::RegisterSyncCancel,
+            (&reg as *const io_uring_sync_cancel_reg).cast(),
+            1,
+        )
+    }
+    .map(drop)
+}
+
+/// A restriction entry allowing one registration opcode (`IORING_RESTRICTION_REGISTER_OP`).
+pub fn allow_register_op(op: IoringRegisterOp) -> io_uring_restriction {
+    let mut r = io_uring_restriction::default();
+    r.opcode = IoringRestrictionOp::RegisterOp;
+    r.register_or_sqe_op_or_sqe_flags.register_op = op;
+    r
 }
 
 /// A restriction entry (`struct io_uring_restriction`) allowing one SQE opcode.

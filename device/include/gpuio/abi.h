@@ -8,9 +8,11 @@
  * Ownership, in one sentence per protocol (details in abi.rs):
  *  - request slot `pos % slots` and its staging chunk belong to one request from
  *    reservation until its result is consumed;
- *  - direct: producers fill SQEs, the publish-lock holder advances the SQ tail over
- *    consecutive ready slots (release, system scope); the reap-lock holder copies
- *    CQEs into slot state and advances the CQ head (release, system scope);
+ *  - direct: a request holds slot pos%slots by turns (as forward), writes SQE
+ *    pos%slots and takes its SQ position at submit; the publish-lock holder
+ *    advances the SQ tail over consecutive written positions (release, system
+ *    scope); the reap-lock holder copies CQEs into slot state and advances the CQ
+ *    head (release, system scope);
  *  - forward: a request holds slot pos%slots (turns in device-local
  *    gpuio_forward_slot), hands its entry to the host with pos<<2|READY, the host
  *    answers with pos<<2|DONE (in any order), the device frees the slot;
@@ -83,8 +85,9 @@ typedef struct gpuio_direct_ring {
 } gpuio_direct_ring;
 
 typedef struct alignas(64) gpuio_direct_state {
-  gpuio_u64 reserve;   /* next request position (fetch-add) */
-  gpuio_u64 published; /* positions below this are in the SQ tail */
+  gpuio_u64 reserve;    /* next request position (fetch-add): slots by turns */
+  gpuio_u64 sq_reserve; /* next SQ position (fetch-add at submit) */
+  gpuio_u64 published;  /* SQ positions below this are in the SQ tail */
   gpuio_u32 publish_lock;
   gpuio_u32 reap_lock;
   gpuio_u64 reaped;    /* CQEs consumed (full-width CQ head), reap-lock holder only */
@@ -92,7 +95,7 @@ typedef struct alignas(64) gpuio_direct_state {
   gpuio_u64 failed;    /* completions res < 0, reap-lock holder only */
 } gpuio_direct_state;
 
-/* One request slot's turns, device-local (the forward transport's slots;
+/* One request slot's turns, device-local (the slots of forward, mailbox, direct;
  * gpuio/api.h, abi.rs Turn). Zeroed: turn 0, FREE. */
 typedef struct gpuio_turn {
   gpuio_u64 turn;   /* the lap whose turn it is; written only by that turn's owner */
@@ -103,12 +106,12 @@ typedef struct gpuio_turn {
 } gpuio_turn;
 
 typedef struct gpuio_direct_slot {
-  gpuio_u64 seq;   /* free for position p when seq's low 52 bits == p; released with
-                      p + slots; high 12 bits: queued positions that gave up (direct.h) */
-  gpuio_u64 ready; /* p + 1 once the SQE of position p may be published */
-  gpuio_i32 res;   /* CQE res, valid when state == GPUIO_SLOT_DONE */
-  gpuio_u32 state; /* GPUIO_SLOT_* */
-  gpuio_u64 _pad;
+  gpuio_turn turn;    /* whose turn, who holds it (gpuio/api.h, "turns") */
+  gpuio_u64 done;     /* pos + 1 once the CQE of position pos is reaped into res */
+  gpuio_u64 sq_ready; /* q + 1 once SQ position q (q % sq_entries == this slot) is written */
+  gpuio_i32 res;      /* CQE res, valid once done == pos + 1 */
+  gpuio_u32 _pad;
+  gpuio_u64 _pad2;
 } gpuio_direct_slot;
 
 typedef struct gpuio_forward_queue {
@@ -226,7 +229,7 @@ static_assert(sizeof(gpuio_request) == 32, "gpuio_request");
 static_assert(sizeof(gpuio_forward_entry) == 64, "gpuio_forward_entry");
 static_assert(sizeof(gpuio_mailbox_port) == 192, "gpuio_mailbox_port");
 static_assert(sizeof(gpuio_endpoint) == 16, "gpuio_endpoint");
-static_assert(sizeof(gpuio_direct_slot) == 32, "gpuio_direct_slot");
+static_assert(sizeof(gpuio_direct_slot) == 64, "gpuio_direct_slot");
 static_assert(sizeof(gpuio_turn) == 32, "gpuio_turn");
 static_assert(sizeof(gpuio_direct_state) == 64, "gpuio_direct_state");
 static_assert(sizeof(gpuio_direct_ring) == 112, "gpuio_direct_ring");

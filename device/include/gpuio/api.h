@@ -46,7 +46,7 @@
 typedef struct gpuio_slot {
   gpuio_u64 pos;         /* request position (transport-defined) */
   gpuio_u32 index;       /* which staging chunk this slot owns */
-  gpuio_u32 _pad;
+  gpuio_u32 flags;       /* transport-defined (direct: GPUIO_DIRECT_SLOT_*) */
   char *staging;         /* device pointer to that chunk (slot_size bytes) */
   gpuio_u64 staging_off; /* its offset in the staging area */
 } gpuio_slot;
@@ -118,7 +118,7 @@ GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
 /* ------------------------------------------------------------ turns
  *
  * How forward hands out request slots (gpuio_turn, one per slot, in device-local
- * memory; generic over the transport's reclaim rule, so direct can move onto it). A request takes a position `pos` from a device-local
+ * memory; generic over the transport's reclaim rule: forward, mailbox and direct use it). A request takes a position `pos` from a device-local
  * counter (one fetch-add per warp: the lanes calling together take consecutive
  * positions) and uses slot i = pos % slots - its staging chunk, its entry or SQE and
  * its gpuio_turn - during lap L = pos / slots:
@@ -189,7 +189,14 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpu
   const gpuio_u32 state = gpuio_ld_acquire_32(&t->state);
   bool stuck = false;
   if (state == GPUIO_SLOT_FREE || state == GPUIO_SLOT_ABANDONED) {
-    if (state == GPUIO_SLOT_FREE || reclaim(index, gpuio_ld_relaxed_64(&t->holder))) {
+    bool take = state == GPUIO_SLOT_FREE || reclaim(index, gpuio_ld_relaxed_64(&t->holder));
+    if (!take) {
+      /* Abandoned and not answered yet: its answer may be waiting for a reaper
+       * (direct), and with every other thread gone nobody else would collect it. */
+      reclaim.nudge();
+      take = reclaim(index, gpuio_ld_relaxed_64(&t->holder));
+    }
+    if (take) {
       if (gpuio_cas_32(&t->state, state, GPUIO_SLOT_IN_FLIGHT) == state) {
         gpuio_impl_turn_hold(t, lap);
         return 0;
@@ -280,7 +287,12 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
     gpuio_u32 ns = GPUIO_WARP_DONE;
     if (e == 1) {
       e = gpuio_impl_turn_step(ch, base, stride, slots, &k, deadline, &ns, reclaim);
-      if (e == 2) { /* the slot was stuck: queue again */
+      /* The slot was stuck: queue again - unless the channel is closing. Slots left
+       * abandoned at close may never be answered (direct's -ESHUTDOWN NOPs once the
+       * ring is gone), and a lane that only ever meets stuck slots must not spin
+       * until its deadline. (A PCIe read, but only on this rare path.) */
+      if (e == 2 && gpuio_impl_closing(ch)) e = -GPUIO_ESHUTDOWN;
+      if (e == 2) {
         k.pos = gpuio_fetch_add_64(positions, 1u);
         k.backoff.ns = 0;
         k.spins = 0;
@@ -370,10 +382,12 @@ GPUIO_FN int gpuio_impl_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 d
 }
 
 /* Tells the transport that `s` is held by an asynchronous call: turn owners pass
- * over such a slot at once instead of waiting for it (forward, mailbox; direct
- * hands out slots its own way). */
+ * over such a slot at once instead of waiting for it. */
 GPUIO_FN void gpuio_impl_mark_async(const gpuio_channel *ch, gpuio_slot *s) {
   switch (ch->transport) {
+  case GPUIO_TRANSPORT_DIRECT:
+    gpuio_st_relaxed_32(&gpuio_direct_slot_at(ch, s->index)->turn.state, GPUIO_SLOT_HELD_ASYNC);
+    break;
   case GPUIO_TRANSPORT_FORWARD:
     gpuio_st_relaxed_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_HELD_ASYNC);
     break;
