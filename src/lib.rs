@@ -70,7 +70,8 @@ pub use gpuio_device as device;
 pub use gpuio_core::device::{DeviceError, Module, RunningKernel};
 pub use gpuio_core::{Access, Channel, ChannelConfig, CloseReport, Endpoint, EndpointKind};
 pub use gpuio_core::{
-    QueueConfig, QueueError, QueueReport, Receiver, RecvError, SendError, Sender,
+    LogConfig, LogReport, QueueConfig, QueueError, QueueReport, Receiver, RecvError, SendError,
+    Sender,
 };
 pub use runtime::{ChannelFactory, Fallback, OpenError, Pair, Runtime, RuntimeError, SelectError};
 

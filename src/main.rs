@@ -90,6 +90,11 @@ enum Command {
         /// Longest one device call waits before -ETIMEDOUT, in seconds (default 5).
         #[arg(long)]
         call_timeout: Option<f64>,
+        /// gpuio_printf makes one write request per line through the transport
+        /// instead of appending to stdout's printf log (a stream a host thread writes
+        /// out while the kernel runs): to compare the two.
+        #[arg(long)]
+        no_log: bool,
         /// Run on every available pair (or every pair of --backend's backend) and
         /// print one table: wall time of the kernel, requests submitted, bytes in the
         /// output files and stdout, whether the channel closed clean, and whether
@@ -158,6 +163,7 @@ fn main() -> ExitCode {
             timeout,
             slots,
             call_timeout,
+            no_log,
             compare,
         } => {
             if let Some(n) = params {
@@ -180,6 +186,7 @@ fn main() -> ExitCode {
                 timeout: std::time::Duration::from_secs_f64(timeout.max(0.0)),
                 slots,
                 call_timeout: call_timeout.map(|t| std::time::Duration::from_secs_f64(t.max(0.0))),
+                printf_log: !no_log,
             };
             cli::run(&runtime, request.as_ref(), &factory, &spec, compare)
         }

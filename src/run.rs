@@ -75,12 +75,17 @@ pub struct RunSpec {
     pub slots: Option<u32>,
     /// Longest one device call waits (`None`: the default).
     pub call_timeout: Option<Duration>,
+    /// Whether stdout gets a printf log (the default) or `gpuio_printf` makes one
+    /// request per line.
+    pub printf_log: bool,
 }
 
 /// What one run on one pair gave.
 #[derive(Debug)]
 pub struct Outcome {
     pub wall: Duration,
+    /// From the launch until the channel closed: every printed line written.
+    pub closed: Duration,
     /// This process's user + system CPU time while the kernel ran.
     pub host_cpu: Duration,
     pub params: Vec<u64>,
@@ -190,6 +195,11 @@ fn run_once(
             Some(out)
         }
     };
+    if !spec.printf_log {
+        if let Some(i) = cfg.stdout_endpoint {
+            cfg.no_log(i);
+        }
+    }
     let before = factory.fallbacks().len();
     let opened = factory.open(cfg);
     for f in factory.fallbacks().iter().skip(before) {
@@ -249,6 +259,7 @@ fn run_once(
     let wall = start.elapsed();
     let host_cpu = process_cpu_time().saturating_sub(cpu_start);
     let report = channel.close();
+    let closed = start.elapsed();
     let params = joined.map_err(|e| format!("{e}; channel: {report}"))?;
     let mut out_bytes = 0;
     let stdout_path = match stdout {
@@ -265,6 +276,7 @@ fn run_once(
     }
     Ok(Outcome {
         wall,
+        closed,
         host_cpu,
         params,
         report,
@@ -323,6 +335,19 @@ pub fn run(factory: &ChannelFactory, spec: &RunSpec) -> Result<Outcome, String> 
         outcome.report.counters.submitted as f64 / outcome.wall.as_secs_f64().max(1e-9),
         outcome.host_cpu
     );
+    for log in &outcome.report.logs {
+        let secs = outcome.closed.as_secs_f64().max(1e-9);
+        eprintln!(
+            "gpuio run: printf to {:?}: {} lines, {} bytes written within {:.3?} of the launch \
+             ({:.2} M lines/s, {:.1} MB/s)",
+            log.endpoint,
+            log.lines,
+            log.bytes,
+            outcome.closed,
+            log.lines as f64 / secs / 1e6,
+            log.bytes as f64 / secs / 1e6
+        );
+    }
     eprintln!("params: {:?}", outcome.params);
     eprintln!("channel: {}", outcome.report);
     Ok(outcome)

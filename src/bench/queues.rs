@@ -42,9 +42,12 @@ pub fn figures(
         1 << 23
     };
     for bytes in [64u64, 256, 4096] {
+        eprintln!("gpuio bench: queue to the host, {bytes} B messages ...");
         out.extend(to_host(device, open, bytes, target / (bytes / 64).max(1))?);
     }
+    eprintln!("gpuio bench: queue to the device ...");
     out.push(to_device(device, open, target / 4)?);
+    eprintln!("gpuio bench: queue round trip ...");
     out.push(round_trip(device, open, scale.nops.clamp(100, 5_000))?);
     Ok(out)
 }

@@ -194,7 +194,12 @@ fn drain(mut rx: Receiver, endpoint: &Endpoint, stats: &LogStats, abandon: &Atom
         stats.fail("the endpoint has no descriptor".into());
         return;
     };
-    let stream = endpoint.kind != EndpointKind::File;
+    // A stream by its nature, not by its registration: stdout is registered as a
+    // stream but may be a file.
+    let stream = match rustix::fs::fstat(fd) {
+        Ok(st) => !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file(),
+        Err(_) => endpoint.kind != EndpointKind::File,
+    };
     let batch_max = if stream { STREAM_BATCH } else { FILE_BATCH };
     let mut batch: Vec<u8> = Vec::with_capacity(FILE_BATCH + rx.max_message());
     // Where each gathered line ends in `batch`.
