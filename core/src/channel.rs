@@ -330,6 +330,7 @@ impl Channel {
         }
         // Printf logs: queues to the host after the endpoints' own.
         let mut log_queues = Vec::with_capacity(config.logs.len());
+        let log_threads: Vec<u32> = config.logs.iter().map(|(_, l)| l.threads).collect();
         for (i, log) in &config.logs {
             let ep = &endpoints[*i as usize];
             let (q, desc) = QueueShared::create(
@@ -433,9 +434,9 @@ impl Channel {
         local.write(desc_len, &tables).map_err(|e| fail(e.into()))?;
         std::sync::atomic::fence(Ordering::SeqCst);
         let mut logs = Vec::with_capacity(log_queues.len());
-        for (q, ep) in log_queues {
+        for ((q, ep), threads) in log_queues.into_iter().zip(log_threads) {
             logs.push(
-                LogDrain::start(q, ep)
+                LogDrain::start(q, ep, threads)
                     .map_err(|e| fail(TransportError::os("starting a printf log thread", e)))?,
             );
         }

@@ -240,33 +240,52 @@ pub trait Transport: Send {
 }
 
 /// Sleeps that grow from a spin to `max`: host threads poll shared memory with this
-/// so an idle channel costs almost no CPU and a busy one answers at once.
+/// so an idle channel costs almost no CPU and a busy one answers at once. After
+/// [`Backoff::DEEP_AFTER`] without work the sleeps grow further, to
+/// [`Backoff::DEEP_MAX`]: a channel left open and idle then wakes each of its
+/// threads about a hundred times a second, and the first request after such a
+/// quiet spell waits that much longer.
 #[derive(Debug)]
 pub struct Backoff {
     idle_rounds: u32,
+    idle_since: Option<std::time::Instant>,
     max: Duration,
 }
 
 impl Backoff {
+    /// Idle this long before the sleeps grow past `max`.
+    pub const DEEP_AFTER: Duration = Duration::from_millis(100);
+    /// The longest sleep after a quiet spell.
+    pub const DEEP_MAX: Duration = Duration::from_millis(10);
+
     pub fn new(max: Duration) -> Self {
         Self {
             idle_rounds: 0,
+            idle_since: None,
             max,
         }
     }
     /// Work was found: poll hot again.
     pub fn reset(&mut self) {
         self.idle_rounds = 0;
+        self.idle_since = None;
     }
-    /// Nothing to do: spin, then yield, then sleep longer each time up to `max`.
+    /// Nothing to do: spin, then yield, then sleep longer each time up to `max`
+    /// (up to `DEEP_MAX` once idle for `DEEP_AFTER`).
     pub fn idle(&mut self) {
         self.idle_rounds = self.idle_rounds.saturating_add(1);
         match self.idle_rounds {
             0..=64 => std::hint::spin_loop(),
             65..=128 => std::thread::yield_now(),
             n => {
+                let since = *self.idle_since.get_or_insert_with(std::time::Instant::now);
+                let cap = if since.elapsed() >= Self::DEEP_AFTER {
+                    self.max.max(Self::DEEP_MAX)
+                } else {
+                    self.max
+                };
                 let us = 1u64 << (n - 128).min(20);
-                std::thread::sleep(Duration::from_micros(us).min(self.max));
+                std::thread::sleep(Duration::from_micros(us).min(cap));
             }
         }
     }

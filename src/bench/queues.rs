@@ -49,6 +49,9 @@ pub fn figures(
     out.push(to_device(device, open, target / 4)?);
     eprintln!("gpuio bench: queue round trip ...");
     out.push(round_trip(device, open, scale.nops.clamp(100, 5_000))?);
+    eprintln!("gpuio bench: an idle open channel ...");
+    let idle = if scale.nops < Scale::FULL.nops { 1 } else { 3 };
+    out.push(idle_cost(open, Duration::from_secs(idle))?);
     Ok(out)
 }
 
@@ -318,4 +321,36 @@ fn round_trip(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Fig
         Better::Lower,
     )
     .against("device<->host ping-pong (floor)", floor))
+}
+
+/// Host CPU an open channel costs while no kernel runs: a stdout printf log (to a
+/// file), a queue each way with their Receiver and Sender taken, left alone for
+/// `wait`. Nothing else runs in the process meanwhile, so its CPU time is the
+/// channel's (issue target: at most 1% of one core).
+fn idle_cost(open: &Opener<'_>, wait: Duration) -> Result<Figure, String> {
+    let dir = std::env::temp_dir().join(format!("gpuio-idle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (_out, mut cfg) = crate::conformance::stdout_file_config(&dir.join("stdout.txt"))?;
+    let up = cfg.endpoint(Endpoint::queue_to_host("idle up", QueueConfig::default()));
+    let down = cfg.endpoint(Endpoint::queue_to_device(
+        "idle down",
+        QueueConfig::default(),
+    ));
+    let ch = open(cfg)?;
+    let _rx = ch.receiver(up).map_err(|e| e.to_string())?;
+    let _tx = ch.sender(down).map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_millis(100)); // past the threads' first spins
+    let cpu0 = process_cpu_time();
+    let start = Instant::now();
+    std::thread::sleep(wait);
+    let cpu = process_cpu_time().saturating_sub(cpu0);
+    let took = start.elapsed();
+    let _ = ch.close();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(Figure::new(
+        "idle open channel (stdout log, a queue each way): host CPU".to_string(),
+        100.0 * cpu.as_secs_f64() / took.as_secs_f64(),
+        "% of a core",
+        Better::Lower,
+    ))
 }

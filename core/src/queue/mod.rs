@@ -153,6 +153,8 @@ pub(crate) struct QueueShared {
     taken: AtomicBool,
     /// The first protocol violation seen.
     violation: Mutex<Option<String>>,
+    /// Whether `violation` holds one: looked at on every send without the lock.
+    violated: AtomicBool,
 }
 
 impl std::fmt::Debug for QueueShared {
@@ -232,6 +234,7 @@ impl QueueShared {
             tail: AtomicU64::new(0),
             taken: AtomicBool::new(false),
             violation: Mutex::new(None),
+            violated: AtomicBool::new(false),
         };
         if direction == Direction::ToDevice {
             // Lap 0: cell p is free for position p.
@@ -315,6 +318,9 @@ impl QueueShared {
     }
 
     pub(crate) fn violation(&self) -> Option<String> {
+        if !self.violated.load(Ordering::Acquire) {
+            return None;
+        }
         self.violation.lock().map(|v| v.clone()).unwrap_or(None)
     }
 
@@ -323,6 +329,7 @@ impl QueueShared {
         if let Ok(mut v) = self.violation.lock() {
             v.get_or_insert(what);
         }
+        self.violated.store(true, Ordering::Release);
     }
 
     /// To the host: the messages published beyond ring `ring`'s consumed head,
