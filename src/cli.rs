@@ -455,14 +455,21 @@ pub fn bench(
                 }
             }
         }
-        if let Some(e) = error {
+        if let Some(e) = &error {
             failed = true;
-            eprintln!("error: {}: {e}", f.pair());
-            pairs.push(serde_json::json!({
-                "pair": f.pair().to_string(),
-                "error": e,
-            }));
-            continue;
+            eprintln!(
+                "error: {}: {e} (in repeat {} of {repeats}; the figures below are the {} before it)",
+                f.pair(),
+                runs.len() + 1,
+                runs.len()
+            );
+            if runs.is_empty() {
+                pairs.push(serde_json::json!({
+                    "pair": f.pair().to_string(),
+                    "error": e,
+                }));
+                continue;
+            }
         }
         // The calibration keeps the repeat with the median whole-device rate.
         ms.sort_by(|a, b| a.requests_per_s.total_cmp(&b.requests_per_s));
@@ -478,11 +485,16 @@ pub fn bench(
         }
         let _ = writeln!(out, "  ({} measured in {:.1?})", f.pair(), start.elapsed());
         say(&out);
-        pairs.push(serde_json::json!({
+        let mut entry = serde_json::json!({
             "pair": f.pair().to_string(),
             "seconds": start.elapsed().as_secs_f64(),
+            "repeats": ms.len(),
             "figures": figures_json(&figures),
-        }));
+        });
+        if let Some(e) = error {
+            entry["error"] = e.into();
+        }
+        pairs.push(entry);
         plotted.push((f.pair().to_string(), figures));
     }
     if let Some(saved) = save_calibration(measured) {

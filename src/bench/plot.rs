@@ -13,7 +13,7 @@ use super::{Figure, Panel, PlotPoint};
 const PANEL_W: f64 = 460.0;
 const PANEL_H: f64 = 320.0;
 const LEFT: f64 = 70.0;
-const TOP: f64 = 40.0;
+const TOP: f64 = 56.0;
 const GAP: f64 = 110.0;
 const COLOURS: [&str; 6] = [
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
@@ -83,11 +83,12 @@ fn lines(pairs: &[(String, Vec<Figure>)], panel: Panel) -> Vec<Line> {
     out
 }
 
-/// Powers of ten spanning `lo..hi` (at least one decade).
-fn decades(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = lo.max(1e-12).log10().floor();
-    let hi = hi.max(1e-12).log10().ceil();
-    (lo, if hi > lo { hi } else { lo + 1.0 })
+/// Exponents `(lo, hi)` of `base` spanning `lo..hi`, a whole number of `step`s.
+fn span(lo: f64, hi: f64, base: f64, step: i32) -> (i32, i32) {
+    let log = |v: f64| v.max(1e-12).ln() / base.ln();
+    let lo = (log(lo).floor() as i32).div_euclid(step) * step;
+    let hi = -((-(log(hi).ceil() as i32)).div_euclid(step) * step);
+    (lo, if hi > lo { hi } else { lo + step })
 }
 
 fn size_label(x: f64) -> String {
@@ -95,6 +96,14 @@ fn size_label(x: f64) -> String {
         x if x >= 1048576.0 => format!("{} MiB", x / 1048576.0),
         x if x >= 1024.0 => format!("{} KiB", x / 1024.0),
         x => format!("{x} B"),
+    }
+}
+
+fn count_label(x: f64) -> String {
+    match x {
+        x if x >= 1e6 => format!("{}M", x / 1e6),
+        x if x >= 1e3 => format!("{}k", x / 1e3),
+        x => format!("{x}"),
     }
 }
 
@@ -140,17 +149,17 @@ fn panel(
         );
         return;
     }
-    let (dx0, dx1) = decades(xl, xh);
-    let (dy0, dy1) = decades(yl, yh);
-    let px = |x: f64| x0 + (x.log10() - dx0) / (dx1 - dx0) * PANEL_W;
-    let py = |y: f64| TOP + PANEL_H - (y.log10() - dy0) / (dy1 - dy0) * PANEL_H;
-    for d in dx0 as i32..=dx1 as i32 {
-        let x = px(10f64.powi(d));
-        let label = if sizes {
-            size_label(10f64.powi(d))
-        } else {
-            format!("{}", 10f64.powi(d))
-        };
+    // Sizes on powers of two, a tick every 16×; counts and rates on powers of ten.
+    let (xbase, xstep) = if sizes { (2.0f64, 4) } else { (10.0, 1) };
+    let (dx0, dx1) = span(xl, xh, xbase, xstep);
+    let (dy0, dy1) = span(yl, yh, 10.0, 1);
+    let lx = |x: f64| x.ln() / xbase.ln();
+    let px = |x: f64| x0 + (lx(x) - f64::from(dx0)) / f64::from(dx1 - dx0) * PANEL_W;
+    let py = |y: f64| TOP + PANEL_H - (y.log10() - f64::from(dy0)) / f64::from(dy1 - dy0) * PANEL_H;
+    for d in (dx0..=dx1).step_by(xstep as usize) {
+        let v = xbase.powi(d);
+        let x = px(v);
+        let label = if sizes { size_label(v) } else { count_label(v) };
         let _ = writeln!(
             svg,
             r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
@@ -159,7 +168,7 @@ fn panel(
             esc(&label)
         );
     }
-    for d in dy0 as i32..=dy1 as i32 {
+    for d in dy0..=dy1 {
         let y = py(10f64.powi(d));
         let _ = writeln!(
             svg,
@@ -167,7 +176,7 @@ fn panel(
             x0 + PANEL_W,
             x0 - 5.0,
             y + 4.0,
-            10f64.powi(d)
+            count_label(10f64.powi(d))
         );
     }
     let _ = writeln!(
@@ -232,7 +241,7 @@ pub fn svg(title: &str, pairs: &[(String, Vec<Figure>)]) -> String {
     let mut svg = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif">
 <rect width="100%" height="100%" fill="white"/>
-<text x="{LEFT}" y="16" font-size="12">{}</text>
+<text x="{LEFT}" y="16" font-size="13">{}</text>
 "#,
         esc(title)
     );
