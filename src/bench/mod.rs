@@ -1,22 +1,38 @@
 //! `gpuio bench`: each transport's figures next to references measured in the same
-//! run, on the same machine and file system.
+//! run, on the same machine and file system. Every figure is measured
+//! [`Scale::repeats`] times and [`merge`]d: its value is the median, its samples are
+//! kept, and so are each reference's; throughput figures carry the host's CPU time
+//! ([`HostCpu`]).
+//!
+//! References that do not depend on the transport are measured once per repeat
+//! before the transports ([`bulk::run_refs`]): the copy ceiling between host and
+//! device memory ([`gpuio_device::Device::copy_bandwidth`]) and one host thread
+//! doing the bulk ranges with `pwrite`/`pread` and with an io_uring.
 //!
 //! Figures (per transport):
 //! * NOP round trip, one device thread, sequential — reference: one host thread
 //!   submitting the same NOPs through an ordinary io_uring and waiting for each;
-//! * NOP throughput, 64 device threads;
+//! * NOP throughput, 64 device threads — reference: that host thread's NOP rate;
+//! * NOP and 64 B `pwrite` latency p50/p99, one thread, timed on the device —
+//!   reference: the device↔host ping-pong through shared memory;
 //! * `gpuio_pwrite` of the conformance pattern (64 threads, 1 B … 1 MiB) to a file —
 //!   reference: one host thread `pwrite`-ing exactly the same ranges to a file in
 //!   the same directory;
-//! * `gpuio_printf` lines from 64 threads to a file — reference: one host thread
-//!   formatting the same lines with `snprintf` and `write`-ing each;
+//! * `gpuio_printf` from 64 threads and from the whole device ([`printf`]) —
+//!   references: the device's own `printf` of the same lines from the same threads
+//!   (CUDA's on a GPU), and one host thread formatting and `write`-ing them;
+//! * 64 B and 4 KiB `pwrite`/`pread` from every thread, 64 B `pwrite` from 1 and 64
+//!   threads — reference: one host thread making the same calls;
+//! * 1 MiB warp-cooperative `pwrite`/`pread` from every warp into one file and into
+//!   one file per SM group ([`bulk`]) — references: one host thread, the same
+//!   io_uring work driven by a CPU thread, the copy ceiling;
 //! * the whole device (`Device::full_shape`: every SM × 1024 threads on a GPU),
 //!   each thread a 48-byte `gpuio_pwrite`, a `gpuio_pread` of it back and a
 //!   `gpuio_printf`, on a default channel: requests/s, how many threads made the
 //!   whole round trip, and the host CPU time per million requests — reference: one
 //!   host thread doing the same `pwrite`, `pread` and `write` for every row.
 //!
-//! Host queues, once per backend: [`queues`].
+//! Host queues, once per backend: [`queues`]. `--plot`: [`plot`].
 
 pub mod bulk;
 pub mod plot;
