@@ -309,21 +309,43 @@ pub enum BenchPart {
     Queues,
 }
 
-/// `gpuio bench`: every transport of the chosen backend (or the pair asked for),
-/// each figure next to its reference from the same run; then the host queues.
+/// What `gpuio bench` was asked for.
+#[derive(Clone, Debug, Default)]
+pub struct BenchOptions {
+    pub quick: bool,
+    pub json: bool,
+    pub only: Option<BenchPart>,
+    /// Measurements of each figure (default: the scale's).
+    pub repeats: Option<u32>,
+    /// Where to draw the SVG plot.
+    pub plot: Option<std::path::PathBuf>,
+}
+
+/// Figures as JSON, each with its ratios and spread.
+fn figures_json(figures: &[crate::bench::Figure]) -> Vec<serde_json::Value> {
+    figures.iter().map(crate::bench::Figure::to_json).collect()
+}
+
+/// `gpuio bench`: the same-run references, then every transport of the chosen
+/// backend (or the pair asked for), each figure next to its references; then the
+/// host queues. Every figure is measured `repeats` times; the median is reported.
 pub fn bench(
     runtime: &Runtime,
     request: Option<&Request>,
     chosen: &ChannelFactory,
-    quick: bool,
-    json: bool,
-    only: Option<BenchPart>,
+    opts: BenchOptions,
 ) -> ExitCode {
-    let scale = if quick {
+    use crate::bench::{bulk, merge, Figure};
+    let BenchOptions {
+        quick, json, only, ..
+    } = opts;
+    let mut scale = if quick {
         crate::bench::Scale::QUICK
     } else {
         crate::bench::Scale::FULL
     };
+    scale.repeats = opts.repeats.unwrap_or(scale.repeats).max(1);
+    let repeats = scale.repeats;
     let device = match chosen.device() {
         Ok(d) => d,
         Err(e) => {
@@ -339,11 +361,18 @@ pub fn bench(
         }
     };
     let heading = format!(
-        "gpuio bench{} on {} — {}\nfiles in {} (the references write there too)\n",
+        "gpuio bench{} on {} — {}\nfiles in {} (the references write there too); \
+         every figure measured {repeats} time{} (median{})\n",
         if quick { " --quick" } else { "" },
         chosen.pair().backend,
         device.name(),
-        dir.path().display()
+        dir.path().display(),
+        if repeats == 1 { "" } else { "s" },
+        if repeats == 1 {
+            ""
+        } else {
+            ", with the least and greatest"
+        },
     );
     // With --json, stdout carries only the JSON; the words go to stderr.
     let say = |text: &str| {
@@ -357,49 +386,116 @@ pub fn bench(
     let mut failed = false;
     let mut measured = Vec::new();
     let mut pairs = Vec::new();
+    let mut plotted = Vec::new();
     let measure_requests = only != Some(BenchPart::Queues);
+
+    // References that do not depend on the transport, once per repeat.
+    let mut refs = Vec::new();
+    let mut references = serde_json::Value::Null;
+    if measure_requests {
+        let start = std::time::Instant::now();
+        let mut runs = Vec::new();
+        for r in 1..=repeats {
+            eprintln!("gpuio bench: measuring the references (copy ceiling, host bulk I/O), {r} of {repeats} ...");
+            match bulk::run_refs(device.as_ref(), dir.path(), scale) {
+                Ok(x) => {
+                    runs.push(bulk::reference_figures(&x));
+                    refs.push(x);
+                }
+                Err(e) => {
+                    failed = true;
+                    eprintln!("error: references: {e}");
+                    refs.push(bulk::RunRefs::default());
+                }
+            }
+        }
+        let figures = merge(runs);
+        let mut out = String::from("references (same run, every transport held against them):\n");
+        for fig in &figures {
+            let _ = writeln!(out, "  {fig}");
+        }
+        let _ = writeln!(out, "  (measured in {:.1?})", start.elapsed());
+        say(&out);
+        references = serde_json::json!({
+            "seconds": start.elapsed().as_secs_f64(),
+            "figures": figures_json(&figures),
+        });
+    }
+
     for f in pairs_for(runtime, request, chosen)
         .into_iter()
         .filter(|_| measure_requests)
     {
         let open = |cfg| f.open(cfg).map_err(|e| e.to_string());
         let start = std::time::Instant::now();
-        eprintln!("gpuio bench: measuring {} ...", f.pair());
-        match crate::bench::run_transport(
-            device.as_ref(),
-            f.pair().transport,
-            &open,
-            dir.path(),
-            scale,
-        ) {
-            Ok((figures, mut m)) => {
-                m.pair = f.pair().to_string();
-                m.device = f.probe().device.clone();
-                measured.push(m);
-                let mut out = String::new();
-                for fig in &figures {
-                    let _ = writeln!(out, "  {fig}");
+        let mut runs = Vec::new();
+        let mut ms = Vec::new();
+        let mut error = None;
+        for (r, refs) in refs.iter().enumerate() {
+            eprintln!(
+                "gpuio bench: measuring {}, {} of {repeats} ...",
+                f.pair(),
+                r + 1
+            );
+            match crate::bench::run_transport(
+                device.as_ref(),
+                f.pair().transport,
+                &open,
+                dir.path(),
+                scale,
+                refs,
+            ) {
+                Ok((figures, m)) => {
+                    runs.push(figures);
+                    ms.push(m);
                 }
-                let _ = writeln!(out, "  ({} measured in {:.1?})", f.pair(), start.elapsed());
-                say(&out);
-                pairs.push(serde_json::json!({
-                    "pair": f.pair().to_string(),
-                    "seconds": start.elapsed().as_secs_f64(),
-                    "figures": figures
-                        .iter()
-                        .map(|fig| crate::bench::JsonFigure { figure: fig, ratio: fig.ratio() })
-                        .collect::<Vec<_>>(),
-                }));
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
             }
-            Err(e) => {
-                failed = true;
-                eprintln!("error: {}: {e}", f.pair());
+        }
+        if let Some(e) = &error {
+            failed = true;
+            eprintln!(
+                "error: {}: {e} (in repeat {} of {repeats}; the figures below are the {} before it)",
+                f.pair(),
+                runs.len() + 1,
+                runs.len()
+            );
+            if runs.is_empty() {
                 pairs.push(serde_json::json!({
                     "pair": f.pair().to_string(),
                     "error": e,
                 }));
+                continue;
             }
         }
+        // The calibration keeps the repeat with the median whole-device rate.
+        ms.sort_by(|a, b| a.requests_per_s.total_cmp(&b.requests_per_s));
+        if let Some(mut m) = ms.get(ms.len() / 2).cloned() {
+            m.pair = f.pair().to_string();
+            m.device = f.probe().device.clone();
+            measured.push(m);
+        }
+        let figures: Vec<Figure> = merge(runs);
+        let mut out = String::new();
+        for fig in &figures {
+            let _ = writeln!(out, "  {fig}");
+        }
+        let _ = writeln!(out, "  ({} measured in {:.1?})", f.pair(), start.elapsed());
+        say(&out);
+        let mut entry = serde_json::json!({
+            "pair": f.pair().to_string(),
+            "seconds": start.elapsed().as_secs_f64(),
+            "repeats": ms.len(),
+            "figures": figures_json(&figures),
+        });
+        if let Some(e) = error {
+            entry["error"] = e.into();
+        }
+        pairs.push(entry);
+        plotted.push((f.pair().to_string(), figures));
     }
     if let Some(saved) = save_calibration(measured) {
         say(&saved);
@@ -408,12 +504,24 @@ pub fn bench(
     if only != Some(BenchPart::Requests) {
         let open = |cfg| chosen.open(cfg).map_err(|e| e.to_string());
         let start = std::time::Instant::now();
-        eprintln!(
-            "gpuio bench: measuring host queues on {} ...",
-            chosen.pair().backend
-        );
-        match crate::bench::queues::figures(device.as_ref(), &open, scale) {
-            Ok(figures) => {
+        let mut runs = Vec::new();
+        let mut error = None;
+        for r in 1..=repeats {
+            eprintln!(
+                "gpuio bench: measuring host queues on {}, {r} of {repeats} ...",
+                chosen.pair().backend
+            );
+            match crate::bench::queues::figures(device.as_ref(), &open, scale) {
+                Ok(figures) => runs.push(figures),
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        match error {
+            None => {
+                let figures = merge(runs);
                 let mut out = format!("host queues ({}):\n", chosen.pair().backend);
                 for fig in &figures {
                     let _ = writeln!(out, "  {fig}");
@@ -422,16 +530,27 @@ pub fn bench(
                 say(&out);
                 queues = serde_json::json!({
                     "seconds": start.elapsed().as_secs_f64(),
-                    "figures": figures
-                        .iter()
-                        .map(|fig| crate::bench::JsonFigure { figure: fig, ratio: fig.ratio() })
-                        .collect::<Vec<_>>(),
+                    "figures": figures_json(&figures),
                 });
             }
-            Err(e) => {
+            Some(e) => {
                 failed = true;
                 eprintln!("error: host queues: {e}");
                 queues = serde_json::json!({ "error": e });
+            }
+        }
+    }
+    if let Some(path) = &opts.plot {
+        let title = format!(
+            "gpuio bench{} — {} — median of {repeats}",
+            if quick { " --quick" } else { "" },
+            device.name()
+        );
+        match std::fs::write(path, crate::bench::plot::svg(&title, &plotted)) {
+            Ok(()) => say(&format!("plot written to {}\n", path.display())),
+            Err(e) => {
+                failed = true;
+                eprintln!("error: writing the plot to {}: {e}", path.display());
             }
         }
     }
@@ -440,6 +559,8 @@ pub fn bench(
             "device": device.name(),
             "backend": chosen.pair().backend,
             "quick": quick,
+            "repeats": repeats,
+            "references": references,
             "pairs": pairs,
             "queues": queues,
         });

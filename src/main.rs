@@ -47,6 +47,13 @@ enum Command {
         /// Measure only the requests (every transport) or only the host queues.
         #[arg(long, value_enum)]
         only: Option<cli::BenchPart>,
+        /// Measure every figure N times and report the median and the spread
+        /// (default 3; 1 with --quick).
+        #[arg(long, value_name = "N")]
+        repeats: Option<u32>,
+        /// Draw throughput against message size and thread count, per pair, as SVG.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<std::path::PathBuf>,
     },
     /// Run the conformance kernels on every available backend.
     Selftest,
@@ -148,9 +155,24 @@ fn main() -> ExitCode {
     };
     match args.command {
         Command::Probe { .. } => ExitCode::SUCCESS,
-        Command::Bench { quick, json, only } => {
-            cli::bench(&runtime, request.as_ref(), &factory, quick, json, only)
-        }
+        Command::Bench {
+            quick,
+            json,
+            only,
+            repeats,
+            plot,
+        } => cli::bench(
+            &runtime,
+            request.as_ref(),
+            &factory,
+            cli::BenchOptions {
+                quick,
+                json,
+                only,
+                repeats,
+                plot,
+            },
+        ),
         Command::Selftest => cli::selftest(&runtime, request.as_ref(), &factory),
         Command::Run {
             file,

@@ -1,6 +1,7 @@
-//! `gpuio bench --quick --json` on this machine (the CPU device in CI): the JSON
-//! names every available pair of the chosen backend, and every figure says its
-//! unit, which way is better, and its same-run reference and ratio where it has one.
+//! `gpuio bench --quick --json --plot` on this machine (the CPU device in CI): the
+//! JSON names every available pair of the chosen backend, and every figure says its
+//! unit, which way is better, its samples and spread, its same-run references and
+//! ratios, and its host CPU cost where it has them; the plot is an SVG document.
 //! Figures are measured, never checked against numbers here.
 
 mod probe_support;
@@ -34,14 +35,42 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
     assert!(!available.is_empty(), "{probe}");
 
     let started = std::time::Instant::now();
-    let out = run(gpuio(&["bench", "--quick", "--json"]).env("GPUIO_CALIBRATION", &calibration));
+    let plot = dir.path().join("bench.svg");
+    let out = run(gpuio(&["bench", "--quick", "--json", "--plot"])
+        .arg(&plot)
+        .env("GPUIO_CALIBRATION", &calibration));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "bench failed: {stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}); stderr: {stderr}"));
     eprintln!("bench --quick took {:.1?}", started.elapsed());
     assert_eq!(doc["quick"], true);
+    assert_eq!(doc["repeats"], 1, "--quick measures once");
     assert_eq!(doc["backend"], backend.as_str());
+    let svg = std::fs::read_to_string(&plot).expect("the plot is written");
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("<polyline"), "the plot draws lines");
+
+    // The references every transport is held against, measured in the same run.
+    let references = doc["references"]["figures"].as_array().expect("references");
+    for wanted in [
+        "copy ceiling, device to host",
+        "copy ceiling, host to device",
+        "one host thread, pwrite 1 MiB, one file",
+        "one host thread, pread 1 MiB, one file per SM group",
+        "io_uring, 8 x 1 MiB writes in flight, one file",
+        "io_uring, 8 x 1 MiB reads in flight, one file per SM group",
+    ] {
+        assert!(
+            references
+                .iter()
+                .any(|f| f["what"].as_str().unwrap().contains(wanted)),
+            "no reference {wanted:?} in {references:?}"
+        );
+    }
+    for f in references {
+        check_figure("references", f);
+    }
     let pairs = doc["pairs"].as_array().unwrap();
     let names: Vec<&str> = pairs.iter().map(|p| p["pair"].as_str().unwrap()).collect();
     assert_eq!(
@@ -71,6 +100,14 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
             "64 B pread, whole device",
             "4096 B pwrite, whole device",
             "4096 B pread, whole device",
+            "64 B pwrite, 1 thread",
+            "64 B pwrite, 64 threads",
+            "1 MiB pwrite, whole device, one file",
+            "1 MiB pread, whole device, one file",
+            "1 MiB pwrite, whole device, one file per SM group",
+            "1 MiB pread, whole device, one file per SM group",
+            "printf, whole device",
+            "printf bytes, whole device",
         ] {
             assert!(
                 whats.iter().any(|w| w.contains(wanted)),
@@ -78,26 +115,88 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
             );
         }
         for f in figures {
+            check_figure(name, f);
+        }
+        let find = |part: &'static str| {
+            figures
+                .iter()
+                .filter(move |f| f["what"].as_str().unwrap().contains(part))
+        };
+        // Bulk: each figure against one host thread, the CPU-driven io_uring and the
+        // copy ceiling, with its host cost.
+        for f in find("1 MiB p") {
             let what = f["what"].as_str().unwrap();
-            let value = f["value"].as_f64().unwrap();
-            assert!(value.is_finite() && value > 0.0, "{name}: {what} = {value}");
-            assert!(f["unit"].as_str().is_some_and(|u| !u.is_empty()), "{what}");
             assert!(
-                f["better"] == "higher" || f["better"] == "lower",
-                "{what}: better = {}",
-                f["better"]
+                f["reference"]["what"]
+                    .as_str()
+                    .unwrap()
+                    .contains("one host thread"),
+                "{what}"
             );
-            match f["reference"].as_object() {
-                None => assert!(f["ratio"].is_null(), "{what}: a ratio without a reference"),
-                Some(r) => {
-                    let rv = r["value"].as_f64().unwrap();
-                    assert!(r["what"].as_str().is_some_and(|w| !w.is_empty()), "{what}");
-                    let ratio = f["ratio"].as_f64().unwrap();
-                    assert!(
-                        (ratio - value / rv).abs() <= 1e-9 * ratio.abs().max(1.0),
-                        "{what}"
-                    );
-                }
+            let also: Vec<&str> = f["also"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["what"].as_str().unwrap())
+                .collect();
+            assert!(
+                also.iter().any(|a| a.contains("io_uring")),
+                "{what}: {also:?}"
+            );
+            assert!(
+                also.iter().any(|a| a.contains("copy ceiling")),
+                "{what}: {also:?}"
+            );
+            assert!(
+                f["host_cpu"]["seconds_per_gb"].as_f64().unwrap() >= 0.0,
+                "{what}"
+            );
+            assert!(
+                f["host_cpu"]["seconds_per_mop"].as_f64().unwrap() >= 0.0,
+                "{what}"
+            );
+        }
+        assert_eq!(
+            find("1 MiB p").count(),
+            4,
+            "{name}: pwrite and pread, two layouts"
+        );
+        // printf: against the device's own printf, lines counted, none lost.
+        for f in find("printf, ") {
+            let what = f["what"].as_str().unwrap();
+            let mut refs = f["also"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(Some(&f["reference"]));
+            assert!(
+                refs.any(|r| r["what"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("printf, same lines"))),
+                "{what}: no reference to the device's own printf"
+            );
+            let notes: Vec<&str> = f["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_str().unwrap())
+                .collect();
+            assert_eq!(notes.len(), 2, "{what}: {notes:?}");
+            assert!(
+                notes.iter().all(|n| n.ends_with(", 0 lost")),
+                "{what}: {notes:?}"
+            );
+            assert!(f["host_cpu"].is_object(), "{what}");
+        }
+        assert_eq!(
+            find("printf, ").count(),
+            2,
+            "{name}: 64 threads and the whole device"
+        );
+        // Host cost beside the throughput figures.
+        for part in ["NOPs, 64 threads", "whole device", "pwrite 1 B..1 MiB"] {
+            for f in find(part).filter(|f| !f["what"].as_str().unwrap().contains("printf bytes")) {
+                assert!(f["host_cpu"].is_object(), "{}: no host cost", f["what"]);
             }
         }
         // Every latency figure is held against the ping-pong floor of the same run.
@@ -113,4 +212,48 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
         calibration.exists(),
         "the bench stores its whole-device figures for selection"
     );
+}
+
+/// Every figure: a positive value with its unit and direction, its samples (the
+/// value their median, inside their spread), and each reference with its samples
+/// and a ratio that is value / reference.
+fn check_figure(name: &str, f: &serde_json::Value) {
+    let what = f["what"].as_str().unwrap();
+    let value = f["value"].as_f64().unwrap();
+    assert!(value.is_finite() && value > 0.0, "{name}: {what} = {value}");
+    assert!(f["unit"].as_str().is_some_and(|u| !u.is_empty()), "{what}");
+    assert!(
+        f["better"] == "higher" || f["better"] == "lower",
+        "{what}: better = {}",
+        f["better"]
+    );
+    let samples: Vec<f64> = f["samples"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no samples"))
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(!samples.is_empty(), "{what}");
+    let (min, max) = (f["min"].as_f64().unwrap(), f["max"].as_f64().unwrap());
+    assert!(
+        min <= value && value <= max,
+        "{what}: {min} <= {value} <= {max}"
+    );
+    assert!(samples.iter().all(|s| (min..=max).contains(s)), "{what}");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
+    match f["reference"].as_object() {
+        None => assert!(f["ratio"].is_null(), "{what}: a ratio without a reference"),
+        Some(r) => {
+            let rv = r["value"].as_f64().unwrap();
+            assert!(r["what"].as_str().is_some_and(|w| !w.is_empty()), "{what}");
+            assert!(!r["samples"].as_array().unwrap().is_empty(), "{what}");
+            assert!(close(f["ratio"].as_f64().unwrap(), value / rv), "{what}");
+        }
+    }
+    for a in f["also"].as_array().unwrap() {
+        let av = a["value"].as_f64().unwrap();
+        assert!(av.is_finite() && av > 0.0, "{what}: {a}");
+        assert!(a["what"].as_str().is_some_and(|w| !w.is_empty()), "{what}");
+        assert!(close(a["ratio"].as_f64().unwrap(), value / av), "{what}");
+    }
 }

@@ -51,9 +51,9 @@ use cudarc::driver::{
 use gpuio_core::memory::LocalMemory;
 use gpuio_core::transport::Backoff;
 use gpuio_core::{Channel, KeepAlive, MemoryProvider};
-use gpuio_device::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
+use gpuio_device::{CopyBandwidth, Device, DeviceBuffer, DeviceError, Module, RunningKernel};
 
-use crate::memory::{CudaMemory, DeviceAlloc};
+use crate::memory::{CudaMemory, DeviceAlloc, PinnedBuffer};
 use crate::nvrtc::{self, Arch, Compiler, ImageKind, KernelImage};
 use crate::sys::{self, Attribute, Call, CudaError};
 
@@ -82,6 +82,13 @@ pub fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, CudaError> {
     unsafe { ctx.disable_event_tracking() };
     Ok(ctx)
 }
+
+/// Bytes of CUDA's device-side printf buffer reserved per line printed by
+/// [`Device::native_printf`] (a record holds the format's address and every
+/// argument, 8-byte aligned, and a header; the bench's lines take about 100).
+pub const PRINTF_RECORD: u64 = 256;
+/// The least the printf buffer is made (CUDA's default is 1 MiB).
+pub const PRINTF_FIFO_MIN: usize = 128 << 20;
 
 /// A module of kernels loaded in the device's context.
 #[derive(Debug)]
@@ -122,6 +129,8 @@ struct Inner {
     sms: u32,
     conformance: Mutex<Option<Arc<KernelModule>>>,
     detached: Mutex<Vec<InFlight>>,
+    /// The device-side printf buffer's size, once [`Device::native_printf`] set it.
+    printf_fifo: Mutex<Option<usize>>,
     /// The sticky error that lost the context, once seen.
     lost: Mutex<Option<CudaError>>,
 }
@@ -227,6 +236,7 @@ impl CudaDevice {
                 sms: u32::try_from(sms).unwrap_or(1).max(1),
                 conformance: Mutex::new(None),
                 detached: Mutex::new(Vec::new()),
+                printf_fifo: Mutex::new(None),
                 lost: Mutex::new(None),
             }),
         })
@@ -540,6 +550,86 @@ impl Device for CudaDevice {
             a.write(0, bytes)?;
         }
         Ok(Box::new(CudaBuffer(a)))
+    }
+    /// `cuMemcpyDtoH` / `cuMemcpyHtoD` (asynchronous copy, then a synchronisation
+    /// of its stream, timed together) between device memory and pinned host memory.
+    fn copy_bandwidth(&self, bytes: usize, tries: u32) -> Result<CopyBandwidth, DeviceError> {
+        self.inner.check_lost()?;
+        let dev = DeviceAlloc::zeroed(self.inner.memory.copy_stream(), bytes)?;
+        let mut host = PinnedBuffer::new(&self.inner.ctx, bytes, 0x5a)?;
+        dev.write(0, host.as_slice())?; // untimed: the first copies set up mappings
+        dev.read(0, host.as_mut_slice())?;
+        let mut best = [f64::MAX; 2];
+        for _ in 0..tries.max(1) {
+            let start = Instant::now();
+            dev.read(0, host.as_mut_slice())?;
+            best[0] = best[0].min(start.elapsed().as_secs_f64());
+            let start = Instant::now();
+            dev.write(0, host.as_slice())?;
+            best[1] = best[1].min(start.elapsed().as_secs_f64());
+        }
+        Ok(CopyBandwidth {
+            how: "pinned cuMemcpyDtoH / cuMemcpyHtoD",
+            bytes: dev.len(),
+            device_to_host: dev.len() as f64 / best[0].max(1e-9),
+            host_to_device: dev.len() as f64 / best[1].max(1e-9),
+        })
+    }
+    fn native_printf_name(&self) -> &'static str {
+        "CUDA device printf"
+    }
+    /// CUDA's `printf` keeps lines in a device buffer until a synchronisation; lines
+    /// that do not fit are dropped. Before the first such kernel the buffer is made
+    /// room for every line (about [`PRINTF_RECORD`] bytes each, at least
+    /// [`PRINTF_FIFO_MIN`]); CUDA fixes its size from then on. The kernel is
+    /// joined and the context synchronised, which writes the lines to `stdout`.
+    fn native_printf(
+        &self,
+        grid: u32,
+        block: u32,
+        lines: u64,
+        channel: &Channel,
+    ) -> Result<(), DeviceError> {
+        self.inner.check_lost()?;
+        let need = (u64::from(grid) * u64::from(block) * lines)
+            .saturating_mul(PRINTF_RECORD)
+            .try_into()
+            .unwrap_or(usize::MAX);
+        {
+            let mut fifo = self
+                .inner
+                .printf_fifo
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            sys::bind(&self.inner.ctx).map_err(dev_err)?;
+            if fifo.is_none() {
+                // SAFETY: the context is current (bound above).
+                if let Err(e) = unsafe { sys::ctx_set_printf_fifo(need.max(PRINTF_FIFO_MIN)) } {
+                    tracing::warn!(error = %e, "the printf buffer keeps its size; lines may be dropped");
+                }
+                // SAFETY: as above.
+                *fifo = Some(unsafe { sys::ctx_printf_fifo() }.map_err(dev_err)?);
+            }
+            if fifo.is_some_and(|have| have < need) {
+                tracing::warn!(need, have = ?*fifo, "the printf buffer is smaller than the lines; some may be dropped");
+            }
+        }
+        let m = self.conformance()?;
+        let run = self.launch_in(
+            &m,
+            "gpuio_k_native_printf",
+            grid,
+            block,
+            channel,
+            &[lines, 0, 0],
+        )?;
+        run.join(Duration::from_secs(300))?;
+        sys::bind(&self.inner.ctx).map_err(dev_err)?;
+        // SAFETY: the context is current (bound above).
+        unsafe { sys::ctx_synchronize() }.map_err(|e| {
+            self.inner.note(&e);
+            dev_err(e)
+        })
     }
     fn load(&self, name: &str, source: &str) -> Result<Arc<dyn Module>, DeviceError> {
         Ok(Arc::new(LoadedModule {

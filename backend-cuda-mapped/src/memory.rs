@@ -527,6 +527,68 @@ impl Drop for HostAlloc {
     }
 }
 
+/// Page-locked host memory for copies (`cuMemHostAlloc` with no flags, what
+/// `cudaMallocHost` gives): the memory `cuMemcpy` runs fastest from, used to
+/// measure the ceiling of host↔device copies. Freeing it waits for running kernels
+/// (see [`crate::device`]): not for paths a running program takes.
+#[derive(Debug)]
+pub struct PinnedBuffer {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the allocation is plain memory owned by this value; `&mut self` guards
+// writes through it.
+unsafe impl Send for PinnedBuffer {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for PinnedBuffer {}
+
+impl PinnedBuffer {
+    /// `len` bytes (at least one), filled with `fill`.
+    pub fn new(ctx: &Arc<CudaContext>, len: usize, fill: u8) -> Result<Self, MemoryError> {
+        let len = len.max(1);
+        sys::bind(ctx).map_err(mem_err)?;
+        // SAFETY: current context; freed in Drop with cuMemFreeHost.
+        let p = unsafe { sys::mem_host_alloc(len, sys::HOST_ALLOC_PINNED) }.map_err(mem_err)?;
+        let ptr = std::ptr::NonNull::new(p).ok_or(MemoryError::Driver {
+            provider: PROVIDER,
+            call: "cuMemHostAlloc",
+            message: "returned null".into(),
+        })?;
+        // SAFETY: `len` bytes at `ptr` were just allocated for us.
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), fill, len) };
+        Ok(Self {
+            ptr,
+            len,
+            ctx: ctx.clone(),
+        })
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` initialised bytes owned by `self`, alive as long as it.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`; `&mut self` makes this the only view.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        let freed = sys::bind(&self.ctx).and_then(|()| {
+            // SAFETY: current context; allocated in `new` and freed once; only
+            // copies that have been synchronised ever used it.
+            unsafe { sys::mem_free_host(self.ptr.as_ptr()) }
+        });
+        if let Err(e) = freed {
+            tracing::error!(error = %e, len = self.len, "cuMemFreeHost failed; leaking");
+        }
+    }
+}
+
 /// Asks the running kernel whether it accepts `mem` as the memory of an io_uring
 /// created with `IORING_SETUP_NO_MMAP` (plus `SQPOLL` when `sqpoll`), `entries`
 /// deep: the SQEs in the first half of the region, the rings in the second half.

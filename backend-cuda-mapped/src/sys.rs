@@ -76,6 +76,9 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemHostGetDevicePointer_v2",
     "cuMemHostAlloc",
     "cuMemFreeHost",
+    "cuCtxSetLimit",
+    "cuCtxGetLimit",
+    "cuCtxSynchronize",
 ];
 
 /// Every NVRTC entry point this crate reaches.
@@ -274,6 +277,9 @@ pub const HOST_REGISTER_MAPPED: c_uint =
     ds::CU_MEMHOSTREGISTER_DEVICEMAP | ds::CU_MEMHOSTREGISTER_PORTABLE;
 /// Flags for [`mem_host_alloc`]: as above. Never write-combined: the host polls it.
 pub const HOST_ALLOC_MAPPED: c_uint = ds::CU_MEMHOSTALLOC_DEVICEMAP | ds::CU_MEMHOSTALLOC_PORTABLE;
+/// Flags for [`mem_host_alloc`]: plain page-locked memory, what `cudaMallocHost`
+/// gives and what copies between host and device run fastest from.
+pub const HOST_ALLOC_PINNED: c_uint = 0;
 
 /// Page-locks `len` bytes at `ptr` and maps them for the device.
 ///
@@ -423,6 +429,35 @@ pub unsafe fn memcpy_dtoh_async(
 pub unsafe fn stream_synchronize(stream: ds::CUstream) -> Result<(), CudaError> {
     // SAFETY: the caller's preconditions.
     unsafe { dr::stream::synchronize(stream) }.call("cuStreamSynchronize")
+}
+
+/// Makes the device-side `printf` buffer of the current context `bytes` long
+/// (`cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)`); lines that do not fit before the
+/// next synchronisation are dropped by CUDA. The driver refuses a change once a
+/// kernel that calls `printf` has run in the context.
+///
+/// # Safety
+/// A context is current on this thread.
+pub unsafe fn ctx_set_printf_fifo(bytes: usize) -> Result<(), CudaError> {
+    dr::ctx::set_limit(ds::CUlimit::CU_LIMIT_PRINTF_FIFO_SIZE, bytes).call("cuCtxSetLimit")
+}
+
+/// The device-side `printf` buffer's size in the current context.
+///
+/// # Safety
+/// A context is current on this thread.
+pub unsafe fn ctx_printf_fifo() -> Result<usize, CudaError> {
+    dr::ctx::get_limit(ds::CUlimit::CU_LIMIT_PRINTF_FIFO_SIZE).call("cuCtxGetLimit")
+}
+
+/// Waits for everything in the current context, and so flushes its device-side
+/// `printf` buffer to the process's `stdout` stream (`cuCtxSynchronize`). Waits for
+/// every running kernel: not for paths a running program takes.
+///
+/// # Safety
+/// A context is current on this thread.
+pub unsafe fn ctx_synchronize() -> Result<(), CudaError> {
+    dr::ctx::synchronize().call("cuCtxSynchronize")
 }
 
 // ------------------------------------------------------------------- NVRTC

@@ -10,6 +10,11 @@
 //!   `GPUIO_KERNEL(name)(const gpuio_channel *ch, gpuio_u64 *params)`;
 //! * [`RunningKernel::join`] waits, with a deadline, and hands back the params as
 //!   the kernel left them.
+//!
+//! A device also measures what benchmarks hold gpuio against, in the same run:
+//! [`Device::copy_bandwidth`] (the ceiling of any transfer between host and device
+//! memory: pinned `cuMemcpy` over PCIe on a GPU, `memcpy` on the CPU device) and
+//! [`Device::native_printf`] (the device's own `printf`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,6 +79,20 @@ pub trait Module: Send + Sync {
     ) -> Result<Box<dyn RunningKernel>, DeviceError>;
 }
 
+/// Bytes per second of plain copies between host and device memory, the best of
+/// a few tries each way: the ceiling any transfer between the two can reach.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyBandwidth {
+    /// How it was copied, in words ("pinned cuMemcpyDtoH / cuMemcpyHtoD").
+    pub how: &'static str,
+    /// Bytes per copy.
+    pub bytes: usize,
+    /// Device memory to host memory, bytes per second.
+    pub device_to_host: f64,
+    /// Host memory to device memory, bytes per second.
+    pub host_to_device: f64,
+}
+
 /// A device that runs kernels written against `gpuio.h`.
 pub trait Device: Send + Sync {
     /// In words, e.g. "CPU (2 cores)" or "NVIDIA H100 80GB HBM3 (sm_90)".
@@ -99,4 +118,28 @@ pub trait Device: Send + Sync {
         channel: &Channel,
         params: &[u64],
     ) -> Result<Box<dyn RunningKernel>, DeviceError>;
+    /// Copies `bytes` between host memory and device memory `tries` times each
+    /// way (after one untimed copy each way) and keeps the fastest of each: the
+    /// ceiling for I/O that crosses between them. GPUs copy between pinned host
+    /// memory and device memory; the CPU device's equivalent is `memcpy`.
+    fn copy_bandwidth(&self, bytes: usize, tries: u32) -> Result<CopyBandwidth, DeviceError>;
+    /// What [`Device::native_printf`] prints with, in words ("CUDA device printf").
+    fn native_printf_name(&self) -> &'static str;
+    /// Runs the built-in kernel `native_printf` (`grid × block` threads, `lines`
+    /// lines each, the same lines as `printf_lines` prints with `gpuio_printf`), which
+    /// prints with the device's own `printf` (CUDA's, HIP's, the C library's on the CPU
+    /// device), and returns once its output has reached the C library's `stdout`
+    /// stream: a GPU's printf buffer is flushed by a synchronisation, so that is
+    /// included. The caller flushes `stdout` (`fflush`) to see every line on fd 1.
+    /// `channel` is one the kernel receives and does not use.
+    fn native_printf(
+        &self,
+        grid: u32,
+        block: u32,
+        lines: u64,
+        channel: &Channel,
+    ) -> Result<(), DeviceError> {
+        let run = self.launch("native_printf", grid, block, channel, &[lines, 0, 0])?;
+        run.join(Duration::from_secs(300)).map(drop)
+    }
 }

@@ -12,6 +12,9 @@
 #define GPUIO_CONFORMANCE_H
 
 #include "gpuio.h"
+#if defined(GPUIO_TARGET_HOST)
+#include <stdio.h> /* printf for gpuio_k_native_printf; CUDA and HIP have it built in */
+#endif
 
 /* Each thread owns [thread * GPUIO_CONF_REGION, +GPUIO_CONF_REGION) of the file. */
 #define GPUIO_CONF_REGION (4ull << 20)
@@ -295,6 +298,58 @@ GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
     const gpuio_i64 r = p[2] ? gpuio_pread(ch, (gpuio_u32)p[0], buf, n, (gpuio_i64)(t * n))
                              : gpuio_pwrite(ch, (gpuio_u32)p[0], buf, n, (gpuio_i64)(t * n));
     if (r != (gpuio_i64)n) gpuio_conf_fail(&p[4], &p[5], r);
+  }
+}
+
+/* Bulk transfers from every warp (gpuio_bench; on the CPU device every thread is a
+ * warp). A warp is unit u of U (U = threads / lanes per warp, written to p[9]); the
+ * units are split into p[1] groups of consecutive units (so of consecutive blocks,
+ * that is of SMs): unit u is in group g = u * p[1] / U, which starts at unit
+ * first(g) = ceil(g * U / p[1]) and uses endpoint p[0] + g. Each unit moves p[4]
+ * chunks of p[3] bytes with gpuio_pwrite_warp (p[2] = 0) or gpuio_pread_warp (1):
+ * chunk i of the unit of rank r = u - first(g) is at offset (r * p[4] + i) * p[3].
+ * The bytes come from (go to) chunk u % p[6] of the device buffer p[5] (p[6]
+ * chunks; reads into a chunk several units share overwrite each other, and are
+ * counted, not checked). A unit starts no chunk once p[7] ns have passed since the
+ * first unit began (p[7] = 0: no limit).
+ * out: [8] bytes moved, [9] U, [10] failures, [11] first failure, [12] the first
+ * unit's start (gpuio_now_ns), [13] chunks not started for the time limit. */
+GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  const gpuio_u32 rank = gpuio_warp_rank(mask), lanes = gpuio_warp_count(mask);
+  const gpuio_u64 units = gpuio_thread_count() / lanes, u = gpuio_global_thread_id() / lanes;
+  const gpuio_u64 groups = p[1] ? p[1] : 1, chunk = p[3], per = p[4];
+  if (u == 0 && rank == 0) gpuio_st_relaxed_64(&p[9], units);
+  if (per == 0 || chunk == 0 || u >= units) return;
+  if (rank == 0) gpuio_cas_64(&p[12], 0, gpuio_now_ns());
+  const gpuio_u64 start = gpuio_warp_broadcast_64(mask, gpuio_ld_relaxed_64(&p[12]), gpuio_warp_leader(mask));
+  const gpuio_u64 g = u * groups / units, first = (g * units + groups - 1) / groups;
+  const gpuio_u32 ep = (gpuio_u32)(p[0] + g);
+  char *buf = (char *)p[5] + (u % (p[6] ? p[6] : 1)) * chunk;
+  gpuio_u64 bytes = 0;
+  for (gpuio_u64 i = 0; i < per; i++) {
+    if (p[7] && gpuio_now_ns() - start > p[7]) {
+      if (rank == 0) gpuio_fetch_add_64(&p[13], per - i);
+      break;
+    }
+    const gpuio_i64 off = (gpuio_i64)(((u - first) * per + i) * chunk);
+    const gpuio_i64 r = p[2] ? gpuio_pread_warp(ch, ep, buf, chunk, off) : gpuio_pwrite_warp(ch, ep, buf, chunk, off);
+    if (r == (gpuio_i64)chunk) bytes += chunk;
+    else if (rank == 0) gpuio_conf_fail(&p[10], &p[11], r < 0 ? r : -GPUIO_EPROTO);
+  }
+  if (rank == 0) gpuio_fetch_add_64(&p[8], bytes);
+}
+
+/* The device's own printf (CUDA's or HIP's; the C library's on the CPU device), the
+ * same lines as gpuio_k_printf_lines: gpuio_bench's reference for gpuio_printf.
+ * params: [0] lines per thread; out: [1] failures (printf < 0), [2] first failure. */
+GPUIO_KERNEL(gpuio_k_native_printf)(const gpuio_channel *ch, gpuio_u64 *p) {
+  (void)ch;
+  int t = (int)gpuio_global_thread_id();
+  for (int i = 0; i < (int)p[0]; i++) {
+    int r = printf("t=%d i=%d x=%#x s=%-6s f=%.3f e=%e %c%%\n", t, i, t * 1000 + i, "ok", i * 0.25, (double)t * 1e10,
+                   'A' + (i % 26));
+    if (r < 0) gpuio_conf_fail(&p[1], &p[2], r);
   }
 }
 

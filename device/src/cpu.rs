@@ -28,7 +28,7 @@ use gpuio_core::abi;
 use gpuio_core::memory::{HostMemory, SharedMemory};
 use gpuio_core::{Channel, KeepAlive, MemoryProvider as _};
 
-use crate::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
+use crate::{CopyBandwidth, Device, DeviceBuffer, DeviceError, Module, RunningKernel};
 
 /// A kernel entry point compiled for the host: `GPUIO_KERNEL(name)(const
 /// gpuio_channel *ch, gpuio_u64 *params)`.
@@ -323,6 +323,33 @@ impl Device for CpuDevice {
     /// and loads it. See [`Compiler::load`].
     fn load(&self, name: &str, source: &str) -> Result<Arc<dyn Module>, DeviceError> {
         Ok(default_compiler()?.load(name, source)?)
+    }
+    /// Host memory is the device's memory here, so the ceiling is `memcpy` of
+    /// `bytes` from one buffer to another (both directions are the same copy).
+    fn copy_bandwidth(&self, bytes: usize, tries: u32) -> Result<CopyBandwidth, DeviceError> {
+        let bytes = bytes.max(1);
+        let mut a = vec![0x5au8; bytes];
+        let mut b = vec![0u8; bytes];
+        b.copy_from_slice(&a); // untimed: faults the pages in
+        let mut best = [f64::MAX; 2];
+        for _ in 0..tries.max(1) {
+            for (i, best) in best.iter_mut().enumerate() {
+                let (dst, src) = if i == 0 { (&mut b, &a) } else { (&mut a, &b) };
+                let start = Instant::now();
+                dst.copy_from_slice(std::hint::black_box(src));
+                std::hint::black_box(&dst);
+                *best = best.min(start.elapsed().as_secs_f64());
+            }
+        }
+        Ok(CopyBandwidth {
+            how: "memcpy between two host buffers",
+            bytes,
+            device_to_host: bytes as f64 / best[0].max(1e-9),
+            host_to_device: bytes as f64 / best[1].max(1e-9),
+        })
+    }
+    fn native_printf_name(&self) -> &'static str {
+        "C library printf"
     }
     fn launch(
         &self,

@@ -154,6 +154,8 @@ kernels!(
     gpuio_k_async_pattern,
     gpuio_k_warp_pattern,
     gpuio_k_small_ops,
+    gpuio_k_bulk,
+    gpuio_k_native_printf,
     gpuio_k_queue_send,
     gpuio_k_queue_fill,
     gpuio_k_queue_recv,

@@ -10,7 +10,9 @@
 pub mod cpu;
 pub mod header;
 pub mod kernels;
-pub use gpuio_core::device::{Device, DeviceBuffer, DeviceError, Module, RunningKernel};
+pub use gpuio_core::device::{
+    CopyBandwidth, Device, DeviceBuffer, DeviceError, Module, RunningKernel,
+};
 
 /// Makes sure this crate's native library is linked into a test binary that only
 /// calls into it through `extern "C"` declarations.

@@ -1,0 +1,574 @@
+//! Bulk figures (`gpuio bench`): 1 MiB `gpuio_pwrite_warp` / `gpuio_pread_warp`
+//! from every warp of the device (built-in kernel `bulk`; on the CPU device every
+//! thread is a warp), into one file and into one file per SM group
+//! ([`GROUPS`] groups of consecutive blocks), in GB/s. Each figure is held against
+//! references measured in the same run, once per repeat and shared by every
+//! transport (they do not depend on it):
+//! * one host thread `pwrite`-ing / `pread`-ing exactly the same ranges of files
+//!   laid out the same way;
+//! * the same io_uring work driven by a CPU thread: one host thread keeping
+//!   [`IN_FLIGHT`] 1 MiB reads or writes of the same ranges in flight on an
+//!   ordinary io_uring;
+//! * the ceiling of any copy between host and device memory
+//!   ([`Device::copy_bandwidth`]: pinned `cuMemcpyDtoH`/`HtoD` on CUDA, `memcpy` on
+//!   the CPU device) in the direction the bytes travel (a write goes device to
+//!   host).
+//!
+//! The channel: slots of 1 MiB ([`CHUNK`]), so that a warp's 1 MiB request is one
+//! request (a request can be no longer than a slot's staging chunk; the default 64
+//! KiB slot would split it into 16 round trips), [`SLOTS`] of them (128 MiB of
+//! staging), fewer if a channel that large does not open (the figure notes how
+//! many); a 60 s call deadline. The write pass comes first and the read pass reads
+//! back what it wrote; files are sized beforehand, so a chunk the write pass did
+//! not reach reads as zeros rather than short. Each pass stops starting chunks
+//! after [`Scale::bulk_seconds`].
+
+use std::fs::File;
+use std::os::fd::AsRawFd as _;
+use std::os::unix::fs::FileExt as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, TransportKind};
+use gpuio_device::{CopyBandwidth, Device, DeviceBuffer};
+
+use super::{
+    create_rw, launch_channel, launch_wait_shape, process_cpu_time, Better, Figure, Panel, Scale,
+};
+use crate::conformance::Opener;
+
+/// Bytes per request.
+pub const CHUNK: u64 = 1 << 20;
+/// Files of the "one file per SM group" figures.
+pub const GROUPS: u64 = 8;
+/// Requests the io_uring reference keeps in flight.
+pub const IN_FLIGHT: usize = 8;
+/// Request slots of the bulk channel (halved until a channel opens, down to 8).
+pub const SLOTS: u32 = 128;
+/// Chunks of device memory the kernel reads from and into (units share them
+/// modulo this count).
+const BUFFER_CHUNKS: u64 = 256;
+
+/// Which chunks go where: `units` warps (or CPU threads), `per` chunks each,
+/// split into groups of consecutive units as the kernel `bulk` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub units: u64,
+    pub per: u64,
+}
+
+impl Layout {
+    /// `(file, offset)` of every chunk when the units are split over `files`
+    /// files: unit u is in group g = u · files / units, which starts at
+    /// first(g) = ⌈g · units / files⌉; its chunk i is at ((u − first(g)) · per + i) ·
+    /// CHUNK of file g.
+    pub fn ranges(&self, files: u64) -> Vec<(usize, u64)> {
+        let mut out = Vec::with_capacity((self.units * self.per) as usize);
+        for u in 0..self.units {
+            let g = u * files / self.units;
+            let first = (g * self.units).div_ceil(files);
+            for i in 0..self.per {
+                out.push((g as usize, ((u - first) * self.per + i) * CHUNK));
+            }
+        }
+        out
+    }
+
+    /// Bytes of each of `files` files.
+    pub fn file_lens(&self, files: u64) -> Vec<u64> {
+        let mut lens = vec![0u64; files as usize];
+        for (f, off) in self.ranges(files) {
+            lens[f] = lens[f].max(off + CHUNK);
+        }
+        lens
+    }
+}
+
+/// One way of laying out the files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub files: u64,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 2] = [Variant { files: 1 }, Variant { files: GROUPS }];
+
+    fn words(self) -> String {
+        if self.files == 1 {
+            "one file".to_string()
+        } else {
+            format!("one file per SM group ({})", self.files)
+        }
+    }
+}
+
+/// The references of one variant, bytes per second.
+#[derive(Clone, Copy, Debug)]
+pub struct HostRefs {
+    pub variant: Variant,
+    pub thread_write: f64,
+    pub thread_read: f64,
+    pub uring_write: f64,
+    pub uring_read: f64,
+}
+
+/// The references of one repeat that every transport's figures share.
+#[derive(Clone, Debug, Default)]
+pub struct RunRefs {
+    pub copy: Option<CopyBandwidth>,
+    pub layout: Option<Layout>,
+    pub host: Vec<HostRefs>,
+}
+
+/// Measures this repeat's references: the copy ceiling, the bulk layout (from a
+/// launch of `bulk` that moves nothing) and the host's bulk references.
+pub fn run_refs(device: &dyn Device, dir: &Path, scale: Scale) -> Result<RunRefs, String> {
+    let copy = device
+        .copy_bandwidth(scale.copy_bytes, 5)
+        .map_err(|e| format!("copy bandwidth: {e}"))?;
+    let layout = layout(device, scale)?;
+    let mut host = Vec::new();
+    for variant in Variant::ALL {
+        host.push(host_refs(dir, layout, variant)?);
+    }
+    Ok(RunRefs {
+        copy: Some(copy),
+        layout: Some(layout),
+        host,
+    })
+}
+
+/// The references as figures of their own, for the run's reference section.
+pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
+    let mut out = Vec::new();
+    if let Some(c) = &refs.copy {
+        let mib = c.bytes >> 20;
+        out.push(Figure::new(
+            format!(
+                "copy ceiling, device to host ({}, {mib} MiB, best of 5)",
+                c.how
+            ),
+            c.device_to_host / 1e9,
+            "GB/s",
+            Better::Higher,
+        ));
+        out.push(Figure::new(
+            format!(
+                "copy ceiling, host to device ({}, {mib} MiB, best of 5)",
+                c.how
+            ),
+            c.host_to_device / 1e9,
+            "GB/s",
+            Better::Higher,
+        ));
+    }
+    for h in &refs.host {
+        let v = h.variant.words();
+        for (what, rate) in [
+            (
+                format!("one host thread, pwrite 1 MiB, {v}"),
+                h.thread_write,
+            ),
+            (format!("one host thread, pread 1 MiB, {v}"), h.thread_read),
+            (
+                format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB writes in flight, {v}"),
+                h.uring_write,
+            ),
+            (
+                format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB reads in flight, {v}"),
+                h.uring_read,
+            ),
+        ] {
+            out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
+        }
+    }
+    out
+}
+
+/// How many units the device's full shape has, and how many chunks each moves.
+fn layout(device: &dyn Device, scale: Scale) -> Result<Layout, String> {
+    let ch = launch_channel(device, "the bulk layout")?;
+    let (p, _) = launch_wait_shape(
+        device,
+        &ch,
+        "bulk",
+        device.full_shape(),
+        &params(0, 1, 0, 0, 0, 0, 0),
+    )?;
+    let _ = ch.close();
+    let units = p[9];
+    if units == 0 {
+        return Err("bulk: the kernel reported no units".into());
+    }
+    Ok(Layout {
+        units,
+        per: (scale.bulk_bytes / (units * CHUNK)).max(1),
+    })
+}
+
+/// The kernel's parameters (see `gpuio_k_bulk` in `kernels/conformance.h`).
+fn params(
+    ep: u32,
+    files: u64,
+    op: u64,
+    per: u64,
+    buf: u64,
+    buf_chunks: u64,
+    limit_ns: u64,
+) -> [u64; 14] {
+    [
+        u64::from(ep),
+        files,
+        op,
+        CHUNK,
+        per,
+        buf,
+        buf_chunks,
+        limit_ns,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ]
+}
+
+/// Files `name-0 .. name-(n-1)` in `dir`, created empty and sized to `lens`.
+fn files(dir: &Path, name: &str, lens: &[u64]) -> Result<(Vec<File>, Vec<PathBuf>), String> {
+    let mut files = Vec::new();
+    let mut paths = Vec::new();
+    for (i, &len) in lens.iter().enumerate() {
+        let path = dir.join(format!("{name}-{i}.bin"));
+        let f = create_rw(&path)?;
+        f.set_len(len)
+            .map_err(|e| format!("size {}: {e}", path.display()))?;
+        files.push(f);
+        paths.push(path);
+    }
+    Ok((files, paths))
+}
+
+fn remove(paths: &[PathBuf]) {
+    for p in paths {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// One host thread, `pwrite` then `pread` of every range: bytes per second each.
+fn host_thread(files: &[File], ranges: &[(usize, u64)]) -> Result<(f64, f64), String> {
+    let mut buf = vec![0x5au8; CHUNK as usize];
+    let start = Instant::now();
+    for &(f, off) in ranges {
+        files[f]
+            .write_all_at(&buf, off)
+            .map_err(|e| format!("host pwrite: {e}"))?;
+    }
+    let write = start.elapsed();
+    let start = Instant::now();
+    for &(f, off) in ranges {
+        files[f]
+            .read_exact_at(&mut buf, off)
+            .map_err(|e| format!("host pread: {e}"))?;
+    }
+    let read = start.elapsed();
+    let bytes = (ranges.len() as u64 * CHUNK) as f64;
+    Ok((bytes / write.as_secs_f64(), bytes / read.as_secs_f64()))
+}
+
+/// One host thread keeping [`IN_FLIGHT`] requests of every range in flight on an
+/// ordinary io_uring (writes when `write`, else reads): bytes per second. Each wait
+/// for a completion has a 10 s deadline, the whole a 120 s one; requests still in
+/// flight when it gives up keep their buffers (leaked, never freed under the
+/// kernel).
+fn host_uring(files: &[File], ranges: &[(usize, u64)], write: bool) -> Result<f64, String> {
+    use io_uring::{opcode, types};
+    let mut ring =
+        io_uring::IoUring::new(2 * IN_FLIGHT as u32).map_err(|e| format!("io_uring_setup: {e}"))?;
+    let mut bufs: Vec<Vec<u8>> = (0..IN_FLIGHT)
+        .map(|_| vec![0x5au8; CHUNK as usize])
+        .collect();
+    let mut free: Vec<usize> = (0..IN_FLIGHT).collect();
+    let (mut next, mut done, mut failed) = (0usize, 0usize, None::<String>);
+    let wait = types::Timespec::new().sec(10);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(120);
+    while done < next || (next < ranges.len() && failed.is_none()) {
+        while failed.is_none() && next < ranges.len() {
+            let Some(b) = free.pop() else { break };
+            let (f, off) = ranges[next];
+            let fd = types::Fd(files[f].as_raw_fd());
+            let buf = bufs[b].as_mut_ptr();
+            let entry = if write {
+                opcode::Write::new(fd, buf, CHUNK as u32)
+                    .offset(off)
+                    .build()
+            } else {
+                opcode::Read::new(fd, buf, CHUNK as u32).offset(off).build()
+            };
+            // SAFETY: buffer `b` is not in flight (it was free) and outlives the
+            // request: it is freed only after every request submitted has completed
+            // (the loop runs while done < next), or leaked when they did not.
+            if unsafe { ring.submission().push(&entry.user_data(b as u64)) }.is_err() {
+                free.push(b);
+                break; // the queue is full: submit what is there first
+            }
+            next += 1;
+        }
+        if Instant::now() > deadline {
+            failed.get_or_insert(format!(
+                "io_uring: {done} of {next} requests done after {:?}",
+                start.elapsed()
+            ));
+            break;
+        }
+        let args = types::SubmitArgs::new().timespec(&wait);
+        match ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+            Err(e) => {
+                failed.get_or_insert(format!("io_uring_enter: {e}"));
+                break;
+            }
+        }
+        let cqes: Vec<(i32, u64)> = ring
+            .completion()
+            .map(|c| (c.result(), c.user_data()))
+            .collect();
+        for (res, b) in cqes {
+            if res != CHUNK as i32 {
+                failed.get_or_insert(format!(
+                    "io_uring {}: result {res}",
+                    if write { "write" } else { "read" }
+                ));
+            }
+            free.push(b as usize);
+            done += 1;
+        }
+    }
+    let took = start.elapsed();
+    if done < next {
+        // Requests the kernel may still write into: never free their buffers.
+        std::mem::forget(bufs);
+    }
+    drop(ring);
+    match failed {
+        Some(e) => Err(e),
+        None => Ok((ranges.len() as u64 * CHUNK) as f64 / took.as_secs_f64()),
+    }
+}
+
+fn host_refs(dir: &Path, layout: Layout, variant: Variant) -> Result<HostRefs, String> {
+    let ranges = layout.ranges(variant.files);
+    let (files, paths) = files(dir, "bench-bulk-host", &layout.file_lens(variant.files))?;
+    let measured = host_thread(&files, &ranges).and_then(|(tw, tr)| {
+        let uw = host_uring(&files, &ranges, true)?;
+        let ur = host_uring(&files, &ranges, false)?;
+        Ok((tw, tr, uw, ur))
+    });
+    drop(files);
+    remove(&paths);
+    let (thread_write, thread_read, uring_write, uring_read) = measured?;
+    Ok(HostRefs {
+        variant,
+        thread_write,
+        thread_read,
+        uring_write,
+        uring_read,
+    })
+}
+
+/// A bulk channel on `files` (endpoints in order from the returned first index):
+/// [`SLOTS`] slots of [`CHUNK`] bytes, or fewer when that does not open.
+fn open_bulk(open: &Opener<'_>, files: &[File]) -> Result<(Channel, u32, u32), String> {
+    let mut last = String::new();
+    let mut slots = SLOTS;
+    while slots >= 8 {
+        let mut cfg = ChannelConfig {
+            slots,
+            slot_size: CHUNK as u32,
+            call_timeout: Duration::from_secs(60),
+            ..ChannelConfig::default()
+        };
+        let mut first = None;
+        for (g, f) in files.iter().enumerate() {
+            let ep = Endpoint::file(format!("bulk{g}"), f, Access::READ_WRITE)
+                .map_err(|e| e.to_string())?;
+            let ep = cfg.endpoint(ep);
+            first.get_or_insert(ep);
+        }
+        match open(cfg) {
+            Ok(ch) => return Ok((ch, first.unwrap_or(0), slots)),
+            Err(e) => last = e,
+        }
+        slots /= 2;
+    }
+    Err(format!(
+        "no bulk channel opened, even with 8 slots of 1 MiB: {last}"
+    ))
+}
+
+/// What one pass of the kernel did.
+struct Pass {
+    bytes: u64,
+    chunks: u64,
+    took: Duration,
+    cpu: Duration,
+    failures: u64,
+    first_failure: i64,
+    not_started: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pass(
+    device: &dyn Device,
+    ch: &Channel,
+    ep: u32,
+    variant: Variant,
+    layout: Layout,
+    op: u64,
+    buf: &dyn DeviceBuffer,
+    limit: Duration,
+) -> Result<Pass, String> {
+    let buf_chunks = (buf.len() as u64 / CHUNK).max(1);
+    let cpu0 = process_cpu_time();
+    let (p, took) = launch_wait_shape(
+        device,
+        ch,
+        "bulk",
+        device.full_shape(),
+        &params(
+            ep,
+            variant.files,
+            op,
+            layout.per,
+            buf.device_addr(),
+            buf_chunks,
+            limit.as_nanos() as u64,
+        ),
+    )?;
+    Ok(Pass {
+        bytes: p[8],
+        chunks: p[8] / CHUNK,
+        took,
+        cpu: process_cpu_time().saturating_sub(cpu0),
+        failures: p[10],
+        first_failure: p[11] as i64,
+        not_started: p[13],
+    })
+}
+
+/// Every bulk figure of one transport (see the module doc).
+pub fn figures(
+    device: &dyn Device,
+    transport: TransportKind,
+    open: &Opener<'_>,
+    dir: &Path,
+    refs: &RunRefs,
+    scale: Scale,
+) -> Result<Vec<Figure>, String> {
+    let Some(layout) = refs.layout else {
+        return Ok(Vec::new());
+    };
+    let buf = device
+        .buffer((layout.units.min(BUFFER_CHUNKS) * CHUNK) as usize, &[])
+        .map_err(|e| format!("bulk buffer: {e}"))?;
+    let limit = Duration::from_secs_f64(scale.bulk_seconds);
+    let mut out = Vec::new();
+    for variant in Variant::ALL {
+        let (files, paths) = files(
+            dir,
+            &format!("bench-bulk-{transport}"),
+            &layout.file_lens(variant.files),
+        )?;
+        let measured = open_bulk(open, &files).and_then(|(ch, ep, slots)| {
+            let w = pass(device, &ch, ep, variant, layout, 0, buf.as_ref(), limit);
+            let r = w
+                .as_ref()
+                .ok()
+                .map(|_| pass(device, &ch, ep, variant, layout, 1, buf.as_ref(), limit));
+            let report = ch.close();
+            let (w, r) = (w?, r.unwrap_or_else(|| Err("not run".into()))?);
+            if !report.is_clean() {
+                return Err(format!("close: {report}"));
+            }
+            Ok((w, r, slots))
+        });
+        drop(files);
+        remove(&paths);
+        let (w, r, slots) = measured?;
+        let host = refs.host.iter().find(|h| h.variant == variant);
+        for (op, name, p) in [(0, "pwrite", &w), (1, "pread", &r)] {
+            if p.bytes == 0 {
+                return Err(format!(
+                    "1 MiB {name}, {}: nothing moved ({} failures, first {})",
+                    variant.words(),
+                    p.failures,
+                    p.first_failure
+                ));
+            }
+            let (thread, uring) = match host {
+                Some(h) if op == 0 => (Some(h.thread_write), Some(h.uring_write)),
+                Some(h) => (Some(h.thread_read), Some(h.uring_read)),
+                None => (None, None),
+            };
+            let ceiling = refs.copy.as_ref().map(|c| {
+                if op == 0 {
+                    (
+                        format!("copy ceiling, device to host ({})", c.how),
+                        c.device_to_host,
+                    )
+                } else {
+                    (
+                        format!("copy ceiling, host to device ({})", c.how),
+                        c.host_to_device,
+                    )
+                }
+            });
+            let mut fig = Figure::new(
+                format!(
+                    "{transport}: 1 MiB {name}, whole device, {}",
+                    variant.words()
+                ),
+                p.bytes as f64 / p.took.as_secs_f64() / 1e9,
+                "GB/s",
+                Better::Higher,
+            )
+            .against(
+                &format!("one host thread, {name} of the same ranges"),
+                thread.map(|v| v / 1e9),
+            )
+            .also(
+                &format!("the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight)"),
+                uring.map(|v| v / 1e9),
+            )
+            .host_cpu(p.cpu, p.bytes, p.chunks)
+            .note(Some(format!(
+                "{} units x {} chunk{} of 1 MiB; channel of {slots} slots of 1 MiB",
+                layout.units,
+                layout.per,
+                if layout.per == 1 { "" } else { "s" }
+            )))
+            .note((p.failures > 0).then(|| {
+                format!(
+                    "{} requests failed, the first with {}",
+                    p.failures, p.first_failure
+                )
+            }))
+            .note((p.not_started > 0).then(|| {
+                format!(
+                    "{} chunks not started within the {:.0} s limit",
+                    p.not_started, scale.bulk_seconds
+                )
+            }));
+            if let Some((what, v)) = ceiling {
+                fig = fig.also(&what, Some(v / 1e9));
+            }
+            if variant.files == 1 {
+                fig = fig.plot(Panel::Size, name, CHUNK as f64, 1e3);
+            }
+            out.push(fig);
+        }
+    }
+    Ok(out)
+}
