@@ -241,21 +241,12 @@ fn drain(
             return; // what is left in the rings is counted lost by `finish`
         }
         let mut ended = false;
-        while batch.len() < FILE_BATCH {
-            match rx.try_recv_append(&mut batch) {
-                Ok(()) => ends.push(batch.len()),
-                Err(RecvError::Empty) => break,
-                Err(RecvError::Closed) => {
-                    ended = true;
-                    break;
-                }
-                Err(e) => {
-                    // A scribbled ring: the queue noted the violation, and its other
-                    // rings are still read.
-                    stats.fail(format!("reading the log: {e}"));
-                    break;
-                }
-            }
+        match rx.take_available(&mut batch, &mut ends, FILE_BATCH, usize::MAX) {
+            Ok(_) => {}
+            Err(RecvError::Closed) => ended = true,
+            // A scribbled ring: the queue noted the violation (`finish` reports it),
+            // and the other rings are still read.
+            Err(e) => stats.fail(format!("reading the log: {e}")),
         }
         if ends.is_empty() {
             if ended {

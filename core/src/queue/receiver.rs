@@ -99,17 +99,22 @@ impl Receiver {
     /// slice is a copy, valid for the call), and returns how many it took: the
     /// fastest way to drain, with no allocation per message.
     pub fn drain(&mut self, max: usize, mut f: impl FnMut(&[u8])) -> Result<usize, RecvError> {
-        let mut buf = Vec::with_capacity(self.q.max_message as usize);
+        let (mut buf, mut ends) = (Vec::new(), Vec::new());
         let mut n = 0;
         while n < max {
-            match self.try_recv_into(&mut buf) {
-                Ok(()) => {
-                    f(&buf);
-                    n += 1;
-                }
-                Err(RecvError::Empty) => break,
+            // In batches of about 64 KiB, each ring's head released once a batch.
+            buf.clear();
+            ends.clear();
+            match self.take_available(&mut buf, &mut ends, 64 << 10, max - n) {
+                Ok(0) => break,
+                Ok(got) => n += got,
                 Err(e) if n == 0 => return Err(e),
                 Err(_) => break,
+            }
+            let mut from = 0;
+            for &end in &ends {
+                f(&buf[from..end]);
+                from = end;
             }
         }
         Ok(n)
@@ -156,8 +161,12 @@ impl Receiver {
             if self.broken[k] {
                 continue;
             }
-            let r = self.rings[k];
-            match self.take(k, buf) {
+            match self.take(k, buf).and_then(|taken| {
+                if taken {
+                    self.publish_head(k)?;
+                }
+                Ok(taken)
+            }) {
                 Ok(true) => {
                     // Finish a group before moving on; then the next ring.
                     self.next = if self.group_left[k] > 0 {
@@ -168,12 +177,7 @@ impl Receiver {
                     return Ok(());
                 }
                 Ok(false) => {}
-                Err(what) => {
-                    self.broken[k] = true;
-                    let what = format!("queue {:?}, ring {r}: {what}", self.q.name);
-                    self.q.note_violation(what.clone());
-                    return Err(RecvError::Protocol(what));
-                }
+                Err(what) => return Err(self.break_ring(k, what)),
             }
         }
         if closing {
@@ -243,11 +247,88 @@ impl Receiver {
         self.q.payload(r, pos, &mut buf[at..]).map_err(mem)?;
         self.group_left[ri] -= 1;
         self.heads[ri] = pos + 1;
-        self.q
-            .head_word(r)
-            .map_err(mem)?
-            .store(pos + 1, Ordering::Release);
         Ok(true)
+    }
+
+    /// Releases ring `ri`'s head to the kernel: the cells before it are free again.
+    fn publish_head(&self, ri: usize) -> Result<(), String> {
+        self.q
+            .head_word(self.rings[ri])
+            .map_err(|e| format!("reading the ring: {e}"))?
+            .store(self.heads[ri], Ordering::Release);
+        Ok(())
+    }
+
+    /// A ring found scribbled: no longer read, and the violation noted.
+    fn break_ring(&mut self, k: usize, what: String) -> RecvError {
+        self.broken[k] = true;
+        let what = format!("queue {:?}, ring {}: {what}", self.q.name, self.rings[k]);
+        self.q.note_violation(what.clone());
+        RecvError::Protocol(what)
+    }
+
+    /// Takes the messages published now on this receiver's rings, ring after ring,
+    /// until `out` holds at least `max_bytes` or `max` were taken: appends their bytes to `out` and where
+    /// each ends to `ends`, releasing each ring's head once for all it took (instead
+    /// of once per message, as [`Receiver::try_recv`] does). Returns how many it
+    /// took; `Closed` once the channel is closing and nothing is left.
+    pub(crate) fn take_available(
+        &mut self,
+        out: &mut Vec<u8>,
+        ends: &mut Vec<usize>,
+        max_bytes: usize,
+        max: usize,
+    ) -> Result<usize, RecvError> {
+        if self.ended {
+            return Err(RecvError::Closed);
+        }
+        // `closing` before the rings, as in try_recv_append.
+        let closing = self.q.channel_closing();
+        let rings = self.rings.len();
+        let mut n = 0;
+        for i in 0..rings {
+            let k = (self.next + i) % rings;
+            if self.broken[k] {
+                continue;
+            }
+            let before = self.heads[k];
+            let mut failed = None;
+            while out.len() < max_bytes && n < max {
+                match self.take(k, out) {
+                    Ok(true) => {
+                        ends.push(out.len());
+                        n += 1;
+                    }
+                    Ok(false) => break,
+                    Err(what) => {
+                        failed = Some(what);
+                        break;
+                    }
+                }
+            }
+            if self.heads[k] != before {
+                if let Err(what) = self.publish_head(k) {
+                    failed.get_or_insert(what);
+                }
+            }
+            if let Some(what) = failed {
+                let e = self.break_ring(k, what);
+                if n == 0 {
+                    return Err(e);
+                }
+                return Ok(n);
+            }
+            if out.len() >= max_bytes || n >= max {
+                // Start from this ring next time (it may hold more).
+                self.next = k;
+                return Ok(n);
+            }
+        }
+        if n == 0 && closing {
+            self.ended = true;
+            return Err(RecvError::Closed);
+        }
+        Ok(n)
     }
 
     /// The next message, waiting at most the queue's timeout
