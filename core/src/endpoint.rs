@@ -183,6 +183,25 @@ impl Endpoint {
         Self::new(name, EndpointKind::File, access, file.as_fd())
     }
 
+    /// A connected stream socket (TCP, Unix), read and written by the kernel with
+    /// `gpuio_recv`/`gpuio_read` and `gpuio_send`/`gpuio_write` (a read returns what
+    /// one `read(2)` gave; a write may be short, like `write(2)`).
+    ///
+    /// ```
+    /// let (ours, _peer) = std::os::unix::net::UnixStream::pair()?;
+    /// let ep = gpuio_core::Endpoint::socket("peer", &ours)?;
+    /// assert_eq!(ep.kind, gpuio_core::EndpointKind::Socket);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn socket(name: impl Into<String>, socket: &impl AsFd) -> std::io::Result<Self> {
+        Self::new(
+            name,
+            EndpointKind::Socket,
+            Access::READ_WRITE,
+            socket.as_fd(),
+        )
+    }
+
     /// The process's standard output, as a write-only stream.
     pub fn stdout() -> std::io::Result<Self> {
         Self::new(

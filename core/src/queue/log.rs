@@ -148,6 +148,17 @@ impl LogDrain {
             abandon: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),
         };
+        // Several threads only where each write of whole lines lands whole: a regular
+        // file (its offset moves atomically with each write) or a pipe (writes up to
+        // PIPE_BUF are atomic). A socket may take part of a write and interleave the
+        // rest with another thread's: one thread.
+        let threads = match endpoint.fd().map(rustix::fs::fstat) {
+            Some(Ok(st)) => match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+                rustix::fs::FileType::RegularFile | rustix::fs::FileType::Fifo => threads,
+                _ => 1,
+            },
+            _ => 1,
+        };
         for (k, rx) in Receiver::new(q)
             .split(threads.max(1) as usize)
             .into_iter()
