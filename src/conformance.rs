@@ -106,6 +106,10 @@ pub const CASES: &[Case] = &[
         name: "queue_misuse_gives_the_documented_errno",
         run: queue_misuse,
     },
+    Case {
+        name: "a_stuck_read_holds_only_its_own_slot",
+        run: stuck_read_beside_writers,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -936,6 +940,92 @@ fn timeouts_reported(t: &Target<'_>) -> Result<String, String> {
         return Err(format!("close: {report}"));
     }
     Ok(format!("the kernel saw {seen} -ETIMEDOUT; {report}"))
+}
+
+/// A read that never completes (a pipe nobody writes) holds only its own slot: on a
+/// channel of 8 slots, 16 threads' 320 writes beside it all go through, the read gives
+/// up at its deadline (`-ETIMEDOUT`), and close counts that one timeout.
+fn stuck_read_beside_writers(t: &Target<'_>) -> Result<String, String> {
+    const WRITERS: u64 = 16;
+    let path = t.dir.join("stuck-rows.bin");
+    let rows = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let (rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let mut cfg = ChannelConfig {
+        slots: 8,
+        call_timeout: Duration::from_secs(2),
+        ..ChannelConfig::default()
+    };
+    let file = cfg
+        .endpoint(Endpoint::file("rows", &rows, Access::WRITE).map_err(|e| format!("rows: {e}"))?);
+    let pipe = cfg.endpoint(
+        Endpoint::new(
+            "silent pipe",
+            EndpointKind::Pipe,
+            Access::READ,
+            std::os::fd::AsFd::as_fd(&rx),
+        )
+        .map_err(|e| format!("register the pipe: {e}"))?,
+    );
+    drop(rx);
+    let ch = (t.open)(cfg)?;
+    let p = run_kernel(
+        t,
+        &ch,
+        "stuck_and_busy",
+        WRITERS as u32 + 1,
+        &[u64::from(file), u64::from(pipe), 0, 0],
+    )?;
+    // The read the device gave up on ends (at end of file) once nobody can write.
+    drop(tx);
+    let report = ch.close();
+    if p[2] as i64 != -i64::from(libc::ETIMEDOUT) {
+        return Err(format!(
+            "the stuck read returned {}, not -ETIMEDOUT; {report}",
+            errno_name(p[2] as i64)
+        ));
+    }
+    if p[3] != WRITERS * 20 {
+        return Err(format!(
+            "{} of {} writes went through beside the stuck read; {report}",
+            p[3],
+            WRITERS * 20
+        ));
+    }
+    let mut bytes = Vec::new();
+    (&rows)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("read {}: {e}", path.display()))?;
+    for w in 1..=WRITERS {
+        for i in 0..20u64 {
+            let at = ((w * 20 + i) * 8) as usize;
+            let want = [
+                b'r',
+                b'o',
+                b'w',
+                b'a' + (w % 26) as u8,
+                b'a' + i as u8,
+                b' ',
+                b' ',
+                b'\n',
+            ];
+            if bytes.get(at..at + 8) != Some(&want[..]) {
+                return Err(format!("row {i} of thread {w} is missing or wrong"));
+            }
+        }
+    }
+    if report.timed_out != 1 || !report.is_clean() {
+        return Err(format!("close should count the one timeout: {report}"));
+    }
+    Ok(format!(
+        "{} writes beside a read that never completed (8 slots); {report}",
+        WRITERS * 20
+    ))
 }
 
 /// Files opened read-write but declared read-only or write-only: raw requests (and

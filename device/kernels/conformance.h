@@ -447,6 +447,23 @@ GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* One read that never completes beside busy writers. Thread 0 reads endpoint p[1]
+ * (a pipe nobody writes); every other thread writes 20 eight-byte rows to endpoint
+ * p[0] at its own offsets. out: [2] what the read returned, [3] writes that went
+ * through. */
+GPUIO_KERNEL(gpuio_k_stuck_and_busy)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 t = gpuio_global_thread_id();
+  if (t == 0) {
+    char buf[16];
+    p[2] = (gpuio_u64)gpuio_read(ch, (gpuio_u32)p[1], buf, sizeof buf);
+    return;
+  }
+  for (gpuio_u64 i = 0; i < 20; i++) {
+    char row[8] = {'r', 'o', 'w', (char)('a' + t % 26), (char)('a' + i), ' ', ' ', '\n'};
+    if (gpuio_pwrite(ch, (gpuio_u32)p[0], row, 8, (gpuio_i64)((t * 20 + i) * 8)) == 8) gpuio_fetch_add_64(&p[3], 1);
+  }
+}
+
 /* Raw requests (and, on direct, raw SQEs) beyond what the host declared for an
  * endpoint whose file was opened read-write: each must fail with -EBADF, on
  * direct from io_uring itself. Then the declared access still works.

@@ -148,6 +148,7 @@ kernels!(
     gpuio_k_null_channel,
     gpuio_k_printf_limits,
     gpuio_k_read_timeouts,
+    gpuio_k_stuck_and_busy,
     gpuio_k_beyond_access,
     gpuio_k_latency,
     gpuio_k_pingpong,
