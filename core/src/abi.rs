@@ -375,6 +375,11 @@ pub struct Mailbox {
     pub _pad1: u64,
 }
 
+/// Device-local `u32`s per entry of the mailbox's lock area (`Mailbox::locks`,
+/// `GPUIO_MB_LOCK_WORDS` in `gpuio/mailbox.h`): a port's [`Turn`], padded to 64 bytes.
+/// The area holds `port_count + 1` entries: one per port, then the position counter.
+pub const MB_LOCK_WORDS: u32 = 16;
+
 /// One mailbox port (shared). The two flags sit on their own cache lines so the
 /// device's and the host's writes never share a line.
 #[repr(C, align(64))]
@@ -568,6 +573,7 @@ const _: () = {
     assert!(size_of::<CellHeader>() == 16);
     assert!(align_of::<Channel>() == 64);
     assert!(size_of::<Channel>() == 384);
+    assert!(MB_LOCK_WORDS as usize * 4 == 64 && size_of::<Turn>() <= 64);
 };
 
 /// Every size, alignment, offset and constant the header must agree with, as
@@ -675,6 +681,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_STAMP_READY" => stamp::READY as usize,
         "GPUIO_STAMP_DONE" => stamp::DONE as usize,
         "GPUIO_STAMP_SHIFT" => stamp::SHIFT as usize,
+        "GPUIO_MB_LOCK_WORDS" => MB_LOCK_WORDS as usize,
     ];
     out
 }
