@@ -109,20 +109,6 @@ fn pwrite_pattern(builder: &MailboxBuilder, threads: u32, writes: u64) {
 }
 
 #[test]
-fn host_allocates_the_lock_words_per_port_that_the_header_uses() {
-    let (_, mailbox_h) = gpuio_device::header::HEADERS
-        .iter()
-        .find(|(name, _)| *name == "gpuio/mailbox.h")
-        .expect("the header embeds gpuio/mailbox.h");
-    let words: usize = mailbox_h
-        .lines()
-        .find_map(|l| l.strip_prefix("#define GPUIO_MB_LOCK_WORDS "))
-        .and_then(|v| v.trim().trim_end_matches('u').parse().ok())
-        .expect("gpuio/mailbox.h defines GPUIO_MB_LOCK_WORDS");
-    assert_eq!(words, gpuio_backend_rpc::mailbox::LOCK_WORDS_PER_PORT);
-}
-
-#[test]
 fn nop_kernel_round_trips_every_call_through_the_server() {
     let ch = open(&MailboxBuilder::new(), Vec::new());
     let p = CpuDevice

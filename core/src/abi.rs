@@ -1,6 +1,7 @@
 //! The bytes host and device share. `device/include/gpuio/abi.h` describes the
-//! same bytes in C; `gpuio-device`'s `abi_layout` test compiles that header with
-//! the host C++ compiler and checks every size and offset below against it.
+//! same bytes in C; `gpuio-device`'s build script turns [`layout()`] into one named
+//! `static_assert` per size, alignment, offset and constant and compiles them with
+//! that header, so the two cannot drift apart without the build failing.
 //!
 //! # Layout, as one equivalent struct
 //!
@@ -182,10 +183,9 @@ pub struct Channel {
     /// A host-queue endpoint names its entry by `Endpoint::queue`.
     pub queues: u64,
     pub queue_count: u32,
-    /// Reserved, zero: fills the line up to `stats` (the header leaves these bytes as
-    /// the padding `alignas(64)` makes). Spelled out so that the descriptor has no
-    /// padding and can be written as bytes (`bytemuck::Pod`); a field added above
-    /// takes its bytes from here.
+    /// Reserved, zero: fills the line up to `stats`. Spelled out (here and in the
+    /// header) so that the descriptor has no padding and can be written as bytes
+    /// (`bytemuck::Pod`); a field added above takes its bytes from here.
     pub _pad1: [u32; 7],
     /// Counters the device keeps: all four on the direct transport; on forward and
     /// mailbox only `timed_out` (the host counts their requests itself). On its own
@@ -374,6 +374,11 @@ pub struct Mailbox {
     pub _pad: u32,
     pub _pad1: u64,
 }
+
+/// Device-local `u32`s per entry of the mailbox's lock area (`Mailbox::locks`,
+/// `GPUIO_MB_LOCK_WORDS` in `gpuio/mailbox.h`): a port's [`Turn`], padded to 64 bytes.
+/// The area holds `port_count + 1` entries: one per port, then the position counter.
+pub const MB_LOCK_WORDS: u32 = 16;
 
 /// One mailbox port (shared). The two flags sit on their own cache lines so the
 /// device's and the host's writes never share a line.
@@ -568,138 +573,90 @@ const _: () = {
     assert!(size_of::<CellHeader>() == 16);
     assert!(align_of::<Channel>() == 64);
     assert!(size_of::<Channel>() == 384);
+    assert!(MB_LOCK_WORDS as usize * 4 == 64 && size_of::<Turn>() <= 64);
 };
 
-/// Every size and offset the header must agree with, as `(name, value)` pairs, in the
-/// order `gpuio_abi_layout()` in the header reports them.
+/// Every size, alignment, offset and constant the header must agree with, as
+/// `(name, value)` pairs. `gpuio-device`'s build script turns each entry into a
+/// `static_assert` named for it (`$OUT_DIR/gpuio_abi_asserts.h`) and compiles it with
+/// `gpuio.h`, so a header that drifts from this file fails the build of the CPU
+/// device with the entry's name. Names, and the C++ each stands for:
+///
+/// * `sizeof(T)`, `alignof(T)`: the struct `T` of `gpuio/abi.h`;
+/// * `T.f`: `offsetof(T, f)`; `sizeof(T.f)`: the size of field `f` of `T`;
+/// * `GPUIO_*`: the macro's value.
+///
+/// Every field of every struct is listed (padding and reserved fields too): the
+/// list of a struct is also a pattern without `..`, so a field added to the struct
+/// and not here does not compile.
 pub fn layout() -> Vec<(&'static str, usize)> {
-    use std::mem::{offset_of, size_of};
-    macro_rules! l {
-        ($($name:literal => $val:expr),* $(,)?) => { vec![$(($name, $val)),*] };
+    use std::mem::{align_of, offset_of, size_of};
+    /// The size of the field `project` reaches, without a value of `T`.
+    fn field_size<T, F>(_project: fn(&T) -> &F) -> usize {
+        size_of::<F>()
     }
-    l![
-        "sizeof(gpuio_channel)" => size_of::<Channel>(),
-        "gpuio_channel.magic" => offset_of!(Channel, magic),
-        "gpuio_channel.version" => offset_of!(Channel, version),
-        "gpuio_channel.transport" => offset_of!(Channel, transport),
-        "gpuio_channel.flags" => offset_of!(Channel, flags),
-        "gpuio_channel.timeout_ns" => offset_of!(Channel, timeout_ns),
-        "gpuio_channel.staging" => offset_of!(Channel, staging),
-        "gpuio_channel.staging_host" => offset_of!(Channel, staging_host),
-        "gpuio_channel.staging_len" => offset_of!(Channel, staging_len),
-        "gpuio_channel.slot_size" => offset_of!(Channel, slot_size),
-        "gpuio_channel.slots" => offset_of!(Channel, slots),
-        "gpuio_channel.endpoints" => offset_of!(Channel, endpoints),
-        "gpuio_channel.endpoint_count" => offset_of!(Channel, endpoint_count),
-        "gpuio_channel.stdout_endpoint" => offset_of!(Channel, stdout_endpoint),
-        "gpuio_channel.scratch" => offset_of!(Channel, scratch),
-        "gpuio_channel.scratch_len" => offset_of!(Channel, scratch_len),
-        "gpuio_channel.closing" => offset_of!(Channel, closing),
-        "gpuio_channel.shared" => offset_of!(Channel, shared),
-        "gpuio_channel.direct" => offset_of!(Channel, direct),
-        "gpuio_channel.forward" => offset_of!(Channel, forward),
-        "gpuio_channel.mailbox" => offset_of!(Channel, mailbox),
-        "gpuio_channel.queues" => offset_of!(Channel, queues),
-        "gpuio_channel.queue_count" => offset_of!(Channel, queue_count),
-        "gpuio_channel.stats" => offset_of!(Channel, stats),
-        "sizeof(gpuio_direct_ring)" => size_of::<DirectRing>(),
-        "gpuio_direct_ring.sq_head" => offset_of!(DirectRing, sq_head),
-        "gpuio_direct_ring.sq_tail" => offset_of!(DirectRing, sq_tail),
-        "gpuio_direct_ring.sq_flags" => offset_of!(DirectRing, sq_flags),
-        "gpuio_direct_ring.sq_array" => offset_of!(DirectRing, sq_array),
-        "gpuio_direct_ring.sqes" => offset_of!(DirectRing, sqes),
-        "gpuio_direct_ring.cq_head" => offset_of!(DirectRing, cq_head),
-        "gpuio_direct_ring.cq_tail" => offset_of!(DirectRing, cq_tail),
-        "gpuio_direct_ring.cqes" => offset_of!(DirectRing, cqes),
-        "gpuio_direct_ring.sq_mask" => offset_of!(DirectRing, sq_mask),
-        "gpuio_direct_ring.cq_mask" => offset_of!(DirectRing, cq_mask),
-        "gpuio_direct_ring.sq_entries" => offset_of!(DirectRing, sq_entries),
-        "gpuio_direct_ring.cq_entries" => offset_of!(DirectRing, cq_entries),
-        "gpuio_direct_ring.state" => offset_of!(DirectRing, state),
-        "gpuio_direct_ring.slot_state" => offset_of!(DirectRing, slot_state),
-        "gpuio_direct_ring.fixed_buffer_host" => offset_of!(DirectRing, fixed_buffer_host),
-        "sizeof(gpuio_direct_state)" => size_of::<DirectState>(),
-        "gpuio_direct_state.reserve" => offset_of!(DirectState, reserve),
-        "gpuio_direct_state.sq_reserve" => offset_of!(DirectState, sq_reserve),
-        "gpuio_direct_state.published" => offset_of!(DirectState, published),
-        "gpuio_direct_state.publish_lock" => offset_of!(DirectState, publish_lock),
-        "gpuio_direct_state.reap_lock" => offset_of!(DirectState, reap_lock),
-        "gpuio_direct_state.reaped" => offset_of!(DirectState, reaped),
-        "gpuio_direct_state.completed" => offset_of!(DirectState, completed),
-        "gpuio_direct_state.failed" => offset_of!(DirectState, failed),
-        "sizeof(gpuio_direct_slot)" => size_of::<DirectSlot>(),
-        "gpuio_direct_slot.turn" => offset_of!(DirectSlot, turn),
-        "gpuio_direct_slot.done" => offset_of!(DirectSlot, done),
-        "gpuio_direct_slot.sq_ready" => offset_of!(DirectSlot, sq_ready),
-        "gpuio_direct_slot.res" => offset_of!(DirectSlot, res),
-        "sizeof(gpuio_forward_queue)" => size_of::<ForwardQueue>(),
-        "gpuio_forward_queue.entries" => offset_of!(ForwardQueue, entries),
-        "gpuio_forward_queue.state" => offset_of!(ForwardQueue, state),
-        "gpuio_forward_queue.slot_state" => offset_of!(ForwardQueue, slot_state),
-        "sizeof(gpuio_forward_state)" => size_of::<ForwardState>(),
-        "gpuio_forward_state.reserve" => offset_of!(ForwardState, reserve),
-        "sizeof(gpuio_turn)" => size_of::<Turn>(),
-        "gpuio_turn.turn" => offset_of!(Turn, turn),
-        "gpuio_turn.holder" => offset_of!(Turn, holder),
-        "gpuio_turn.since" => offset_of!(Turn, since),
-        "gpuio_turn.state" => offset_of!(Turn, state),
-        "gpuio_turn.holder_thread" => offset_of!(Turn, holder_thread),
-        "sizeof(gpuio_request)" => size_of::<Request>(),
-        "gpuio_request.op" => offset_of!(Request, op),
-        "gpuio_request.endpoint" => offset_of!(Request, endpoint),
-        "gpuio_request.len" => offset_of!(Request, len),
-        "gpuio_request.flags" => offset_of!(Request, flags),
-        "gpuio_request.staging_off" => offset_of!(Request, staging_off),
-        "gpuio_request.offset" => offset_of!(Request, offset),
-        "sizeof(gpuio_forward_entry)" => size_of::<ForwardEntry>(),
-        "gpuio_forward_entry.stamp" => offset_of!(ForwardEntry, stamp),
-        "gpuio_forward_entry.req" => offset_of!(ForwardEntry, req),
-        "gpuio_forward_entry.result" => offset_of!(ForwardEntry, result),
-        "sizeof(gpuio_mailbox)" => size_of::<Mailbox>(),
-        "gpuio_mailbox.ports" => offset_of!(Mailbox, ports),
-        "gpuio_mailbox.locks" => offset_of!(Mailbox, locks),
-        "gpuio_mailbox.port_count" => offset_of!(Mailbox, port_count),
-        "sizeof(gpuio_mailbox_port)" => size_of::<MailboxPort>(),
-        "gpuio_mailbox_port.device_out" => offset_of!(MailboxPort, device_out),
-        "gpuio_mailbox_port.host_out" => offset_of!(MailboxPort, host_out),
-        "gpuio_mailbox_port.req" => offset_of!(MailboxPort, req),
-        "gpuio_mailbox_port.result" => offset_of!(MailboxPort, result),
-        "sizeof(gpuio_endpoint)" => size_of::<Endpoint>(),
-        "gpuio_endpoint.kind" => offset_of!(Endpoint, kind),
-        "gpuio_endpoint.access" => offset_of!(Endpoint, access),
-        "gpuio_endpoint.queue" => offset_of!(Endpoint, queue),
-        "gpuio_endpoint.log" => offset_of!(Endpoint, log),
-        "sizeof(gpuio_queue)" => size_of::<Queue>(),
-        "gpuio_queue.direction" => offset_of!(Queue, direction),
-        "gpuio_queue.rings" => offset_of!(Queue, rings),
-        "gpuio_queue.cells" => offset_of!(Queue, cells),
-        "gpuio_queue.cell_size" => offset_of!(Queue, cell_size),
-        "gpuio_queue.max_message" => offset_of!(Queue, max_message),
-        "gpuio_queue.cells_addr" => offset_of!(Queue, cells_addr),
-        "gpuio_queue.control" => offset_of!(Queue, control),
-        "gpuio_queue.ring_state" => offset_of!(Queue, ring_state),
-        "sizeof(gpuio_queue_control)" => size_of::<QueueControl>(),
-        "gpuio_queue_control.head" => offset_of!(QueueControl, head),
-        "gpuio_queue_control.closed" => offset_of!(QueueControl, closed),
-        "sizeof(gpuio_queue_ring)" => size_of::<QueueRing>(),
-        "gpuio_queue_ring.tail" => offset_of!(QueueRing, tail),
-        "gpuio_queue_ring.cached_head" => offset_of!(QueueRing, cached_head),
-        "gpuio_queue_ring.polling" => offset_of!(QueueRing, polling),
-        "gpuio_queue_ring.seen" => offset_of!(QueueRing, seen),
-        "sizeof(gpuio_cell_header)" => size_of::<CellHeader>(),
-        "gpuio_cell_header.ready" => offset_of!(CellHeader, ready),
-        "gpuio_cell_header.len" => offset_of!(CellHeader, len),
-        "gpuio_cell_header.count" => offset_of!(CellHeader, count),
-        "sizeof(gpuio_stats)" => size_of::<Stats>(),
-        "gpuio_stats.submitted" => offset_of!(Stats, submitted),
-        "gpuio_stats.completed" => offset_of!(Stats, completed),
-        "gpuio_stats.failed" => offset_of!(Stats, failed),
-        "gpuio_stats.timed_out" => offset_of!(Stats, timed_out),
+    let mut out = Vec::new();
+    macro_rules! structs {
+        ($($ty:ident as $c:literal { $($f:ident),* $(,)? })*) => {$(
+            // No `..`: a field of the struct missing from the list fails to compile
+            // here ("pattern requires `..`").
+            let _every_field_listed = |v: $ty| {
+                let $ty { $($f: _),* } = v;
+            };
+            out.push((concat!("sizeof(", $c, ")"), size_of::<$ty>()));
+            out.push((concat!("alignof(", $c, ")"), align_of::<$ty>()));
+            $(
+                out.push((concat!($c, ".", stringify!($f)), offset_of!($ty, $f)));
+                out.push((
+                    concat!("sizeof(", $c, ".", stringify!($f), ")"),
+                    field_size(|v: &$ty| &v.$f),
+                ));
+            )*
+        )*};
+    }
+    structs! {
+        Channel as "gpuio_channel" {
+            magic, version, transport, flags, timeout_ns, staging, staging_host,
+            staging_len, slot_size, slots, endpoints, endpoint_count, stdout_endpoint,
+            scratch, scratch_len, closing, _pad0, shared, direct, forward, mailbox,
+            queues, queue_count, _pad1, stats,
+        }
+        DirectRing as "gpuio_direct_ring" {
+            sq_head, sq_tail, sq_flags, sq_array, sqes, cq_head, cq_tail, cqes, sq_mask,
+            cq_mask, sq_entries, cq_entries, state, slot_state, fixed_buffer_host, _pad,
+        }
+        DirectState as "gpuio_direct_state" {
+            reserve, sq_reserve, published, publish_lock, reap_lock, reaped, completed,
+            failed,
+        }
+        DirectSlot as "gpuio_direct_slot" { turn, done, sq_ready, res, _pad, _pad2 }
+        ForwardQueue as "gpuio_forward_queue" { entries, state, slot_state, _pad }
+        ForwardState as "gpuio_forward_state" { reserve, _pad }
+        Turn as "gpuio_turn" { turn, holder, since, state, holder_thread }
+        Request as "gpuio_request" { op, endpoint, len, flags, staging_off, offset }
+        ForwardEntry as "gpuio_forward_entry" { stamp, req, result }
+        Mailbox as "gpuio_mailbox" { ports, locks, port_count, _pad, _pad1 }
+        MailboxPort as "gpuio_mailbox_port" { device_out, _pad0, host_out, _pad1, req, result }
+        Endpoint as "gpuio_endpoint" { kind, access, queue, log }
+        Queue as "gpuio_queue" {
+            direction, rings, cells, cell_size, max_message, _reserved, cells_addr,
+            control, ring_state, _pad,
+        }
+        QueueControl as "gpuio_queue_control" { head, closed, _pad }
+        QueueRing as "gpuio_queue_ring" { tail, cached_head, polling, seen, _pad }
+        CellHeader as "gpuio_cell_header" { ready, len, count }
+        Stats as "gpuio_stats" { submitted, completed, failed, timed_out, _pad }
+    }
+    macro_rules! constants {
+        ($($name:literal => $val:expr),* $(,)?) => { $(out.push(($name, $val));)* };
+    }
+    constants![
         "GPUIO_MAGIC" => MAGIC as usize,
         "GPUIO_ABI_VERSION" => ABI_VERSION as usize,
         "GPUIO_TRANSPORT_DIRECT" => TransportKind::Direct as usize,
         "GPUIO_TRANSPORT_FORWARD" => TransportKind::Forward as usize,
         "GPUIO_TRANSPORT_MAILBOX" => TransportKind::Mailbox as usize,
+        "GPUIO_OP_BASE" => op::BASE as usize,
         "GPUIO_OP_NOP" => op::NOP as usize,
         "GPUIO_OP_PWRITE" => op::PWRITE as usize,
         "GPUIO_OP_PREAD" => op::PREAD as usize,
@@ -723,5 +680,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_STAMP_FREE" => stamp::FREE as usize,
         "GPUIO_STAMP_READY" => stamp::READY as usize,
         "GPUIO_STAMP_DONE" => stamp::DONE as usize,
-    ]
+        "GPUIO_STAMP_SHIFT" => stamp::SHIFT as usize,
+        "GPUIO_MB_LOCK_WORDS" => MB_LOCK_WORDS as usize,
+    ];
+    out
 }

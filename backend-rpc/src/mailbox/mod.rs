@@ -72,10 +72,11 @@ use gpuio_core::transport::{
 
 use server::{Control, CounterCells, PortView, Ports, ServerConfig, Shared, Staging};
 
-/// Device-local `u32`s per entry of the lock area: `GPUIO_MB_LOCK_WORDS` in
-/// `gpuio/mailbox.h` (a port's turn, padded to 64 bytes). The area holds
-/// `port_count + 1` entries: one per port, then the position counter.
-pub const LOCK_WORDS_PER_PORT: usize = 16;
+/// Device-local `u32`s per entry of the lock area: [`gpuio_core::abi::MB_LOCK_WORDS`]
+/// (defined there once; the header's `GPUIO_MB_LOCK_WORDS` is asserted against it at
+/// build time). The area holds `port_count + 1` entries: one per port, then the
+/// position counter.
+pub const LOCK_WORDS_PER_PORT: usize = gpuio_core::abi::MB_LOCK_WORDS as usize;
 
 /// Builds mailbox transports.
 #[derive(Clone, Debug)]

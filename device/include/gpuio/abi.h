@@ -1,9 +1,10 @@
 /* gpuio/abi.h — the bytes host and device share.
  *
  * Mirror of core/src/abi.rs, which carries the full description of the layout
- * and of who owns what when. The test `abi_layout` in gpuio-device compiles this
- * header with the host C++ compiler and compares gpuio_abi_layout() below with the
- * Rust side, entry by entry, so the two cannot drift apart.
+ * and of who owns what when. gpuio-device's build script generates one named
+ * static_assert per size, alignment, offset and constant of abi.rs's layout()
+ * (every field, padding included) and compiles them with this header, so a
+ * mismatch fails the build and names the entry.
  *
  * Ownership, in one sentence per protocol (details in abi.rs):
  *  - request slot `pos % slots` and its staging chunk belong to one request from
@@ -201,6 +202,7 @@ typedef struct gpuio_cell_header {
 
 typedef struct alignas(64) gpuio_stats {
   gpuio_u64 submitted, completed, failed, timed_out;
+  gpuio_u64 _pad[4]; /* reserved, zero: the rest of the line */
 } gpuio_stats;
 
 typedef struct alignas(64) gpuio_channel {
@@ -221,7 +223,8 @@ typedef struct alignas(64) gpuio_channel {
   gpuio_forward_queue forward;
   gpuio_mailbox mailbox;
   gpuio_u64 queues; /* device address of gpuio_queue[queue_count] */
-  gpuio_u32 queue_count, _pad1;
+  gpuio_u32 queue_count;
+  gpuio_u32 _pad1[7]; /* reserved, zero: up to stats' line */
   gpuio_stats stats;
 } gpuio_channel;
 

@@ -34,7 +34,8 @@
 #define GPUIO_MAILBOX_H
 
 /* Device-local u32s per entry of ch->mailbox.locks (the host allocates port_count + 1
- * entries): a gpuio_turn, padded to a cache line. */
+ * entries): a gpuio_turn, padded to a cache line. abi.rs's MB_LOCK_WORDS, which the
+ * host allocates by; the build asserts that the two agree. */
 #define GPUIO_MB_LOCK_WORDS 16u
 
 GPUIO_FN gpuio_mailbox_port *gpuio_mailbox_port_at(const gpuio_channel *ch, gpuio_u32 i) {

@@ -157,6 +157,13 @@ impl Cxx {
     pub fn version(&self) -> &str {
         &self.version
     }
+
+    /// A command that runs it: the program, then the arguments `CXX` gave.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args);
+        cmd
+    }
 }
 
 /// `name` in the directories of `path`, if it is an executable file there.
@@ -285,8 +292,9 @@ impl Compiler {
                 .map_err(|(p, e)| fail("cannot write", &p, e))?;
             // Relative source names (run in `build`), so diagnostics name the file
             // as the user did.
-            let out = Command::new(&self.cxx.program)
-                .args(&self.cxx.args)
+            let out = self
+                .cxx
+                .command()
                 .args(FLAGS)
                 .arg("-I")
                 .arg(&include)
