@@ -943,8 +943,12 @@ fn timeouts_reported(t: &Target<'_>) -> Result<String, String> {
 }
 
 /// A read that never completes (a pipe nobody writes) holds only its own slot: on a
-/// channel of 8 slots, 16 threads' 320 writes beside it all go through, the read gives
-/// up at its deadline (`-ETIMEDOUT`), and close counts that one timeout.
+/// channel of 64 slots, 16 threads' 320 writes beside it all go through (5 laps of
+/// the slots, each meeting the stuck one), the read gives up at its deadline
+/// (`-ETIMEDOUT`), and close counts that one timeout. (At least a warp's width of
+/// slots: with fewer, the lanes of one warp calling together wait for slots their
+/// own warp holds - measured on an H100 with 8 slots, 8-12 of 320 writes timed out
+/// with the reader in another warp, `docs/validation/h100-2026-11-25/stuck_warp.log`.)
 fn stuck_read_beside_writers(t: &Target<'_>) -> Result<String, String> {
     const WRITERS: u64 = 16;
     let path = t.dir.join("stuck-rows.bin");
@@ -957,7 +961,7 @@ fn stuck_read_beside_writers(t: &Target<'_>) -> Result<String, String> {
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let (rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let mut cfg = ChannelConfig {
-        slots: 8,
+        slots: 64,
         call_timeout: Duration::from_secs(2),
         ..ChannelConfig::default()
     };
@@ -1023,7 +1027,7 @@ fn stuck_read_beside_writers(t: &Target<'_>) -> Result<String, String> {
         return Err(format!("close should count the one timeout: {report}"));
     }
     Ok(format!(
-        "{} writes beside a read that never completed (8 slots); {report}",
+        "{} writes beside a read that never completed (64 slots); {report}",
         WRITERS * 20
     ))
 }
