@@ -163,9 +163,6 @@ pub struct Channel {
     pub endpoint_count: u32,
     /// Endpoint `gpuio_printf` writes to; -1 when the host registered none.
     pub stdout_endpoint: i32,
-    /// Device-local scratch memory (transport state only the device touches).
-    pub scratch: u64,
-    pub scratch_len: u64,
     /// Set to 1 by the host when `close()` begins (release); new device calls then
     /// fail with `-ESHUTDOWN` and are never submitted. Read through `shared`.
     pub closing: u32,
@@ -186,7 +183,7 @@ pub struct Channel {
     /// Reserved, zero: fills the line up to `stats`. Spelled out (here and in the
     /// header) so that the descriptor has no padding and can be written as bytes
     /// (`bytemuck::Pod`); a field added above takes its bytes from here.
-    pub _pad1: [u32; 7],
+    pub _pad1: [u32; 11],
     /// Counters the device keeps: all four on the direct transport; on forward and
     /// mailbox only `timed_out` (the host counts their requests itself). On its own
     /// cache line.
@@ -618,7 +615,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         Channel as "gpuio_channel" {
             magic, version, transport, flags, timeout_ns, staging, staging_host,
             staging_len, slot_size, slots, endpoints, endpoint_count, stdout_endpoint,
-            scratch, scratch_len, closing, _pad0, shared, direct, forward, mailbox,
+            closing, _pad0, shared, direct, forward, mailbox,
             queues, queue_count, _pad1, stats,
         }
         DirectRing as "gpuio_direct_ring" {

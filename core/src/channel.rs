@@ -380,8 +380,6 @@ impl Channel {
             endpoints: d.device_addr + ENDPOINTS_OFFSET as u64,
             endpoint_count: endpoints.len() as u32,
             stdout_endpoint: config.stdout_endpoint.map_or(-1, |i| i as i32),
-            scratch: 0,
-            scratch_len: 0,
             closing: 0,
             _pad0: 0,
             shared: d.device_addr,
@@ -394,7 +392,7 @@ impl Channel {
                 0
             },
             queue_count: queue_count as u32,
-            _pad1: [0; 7],
+            _pad1: [0; 11],
             stats: Default::default(),
         };
         let mut ctx = OpenContext {

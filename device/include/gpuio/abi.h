@@ -215,7 +215,6 @@ typedef struct alignas(64) gpuio_channel {
   gpuio_u64 endpoints; /* device address of gpuio_endpoint[endpoint_count] */
   gpuio_u32 endpoint_count;
   gpuio_i32 stdout_endpoint;
-  gpuio_u64 scratch, scratch_len;
   gpuio_u32 closing, _pad0; /* closing: read through `shared` (gpuio_impl_shared) */
   gpuio_u64 shared;         /* the shared descriptor: closing and stats live there; a
                                kernel is given a device-local copy (abi.rs) */
@@ -224,7 +223,7 @@ typedef struct alignas(64) gpuio_channel {
   gpuio_mailbox mailbox;
   gpuio_u64 queues; /* device address of gpuio_queue[queue_count] */
   gpuio_u32 queue_count;
-  gpuio_u32 _pad1[7]; /* reserved, zero: up to stats' line */
+  gpuio_u32 _pad1[11]; /* reserved, zero: up to stats' line */
   gpuio_stats stats;
 } gpuio_channel;
 
