@@ -11,7 +11,7 @@
 //!   round trip.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use gpuio_core::{ChannelConfig, Endpoint, QueueConfig, RecvError};
@@ -94,13 +94,15 @@ fn to_host(
     let rx = ch.receiver(ep).map_err(|e| e.to_string())?;
     let received = Arc::new(AtomicU64::new(0));
     let bad = Arc::new(AtomicU64::new(0));
+    // When a drain thread first saw a message (any thread's first is as good).
+    let first: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
     let cpu0 = process_cpu_time();
     let start = Instant::now();
     let drains: Vec<_> = rx
         .split(RINGS as usize)
         .into_iter()
         .map(|mut rx| {
-            let (received, bad) = (received.clone(), bad.clone());
+            let (received, bad, first) = (received.clone(), bad.clone(), first.clone());
             std::thread::spawn(move || {
                 let deadline = Instant::now() + KERNEL_TIMEOUT;
                 while received.load(Ordering::Relaxed) < total && Instant::now() < deadline {
@@ -116,6 +118,7 @@ fn to_host(
                     match got {
                         Ok(0) => std::hint::spin_loop(),
                         Ok(n) => {
+                            let _ = first.set(Instant::now());
                             received.fetch_add(n as u64, Ordering::Relaxed);
                         }
                         Err(RecvError::Closed) => break,
@@ -126,6 +129,7 @@ fn to_host(
             })
         })
         .collect();
+    let launched = Instant::now();
     let run = device
         .launch(
             "queue_send",
@@ -154,8 +158,12 @@ fn to_host(
         ));
     }
     let rate = total as f64 / took.as_secs_f64() / 1e6;
-    let reference = copy_back(device, per, bytes, (grid, block)).ok();
-    Ok(vec![
+    let first_us = first
+        .get()
+        .map(|t| t.saturating_duration_since(launched).as_secs_f64() * 1e6);
+    let copy = copy_back(device, per, bytes, (grid, block)).ok();
+    let reference = copy.map(|(rate, _)| rate);
+    let mut out = vec![
         Figure::new(
             format!("queue to host, {bytes} B messages, {threads} threads"),
             rate,
@@ -172,12 +180,33 @@ fn to_host(
             "s",
             Better::Lower,
         ),
-    ])
+    ];
+    if let Some(us) = first_us {
+        out.push(
+            Figure::new(
+                format!("queue to host, {bytes} B: launch to the first message seen"),
+                us,
+                "us",
+                Better::Lower,
+            )
+            .against(
+                "copy-back: launch to the end of the copy (its first message seen)",
+                copy.map(|(_, took)| took.as_secs_f64() * 1e6),
+            ),
+        );
+    }
+    Ok(out)
 }
 
 /// Millions of messages per second the copy-back habit moves: the kernel writes
-/// the same messages into device memory, then one copy brings them back.
-fn copy_back(device: &dyn Device, per: u64, bytes: u64, shape: (u32, u32)) -> Result<f64, String> {
+/// the same messages into device memory, then one copy brings them back; and how
+/// long from the launch until the copy ended, when the host can see the first one.
+fn copy_back(
+    device: &dyn Device,
+    per: u64,
+    bytes: u64,
+    shape: (u32, u32),
+) -> Result<(f64, Duration), String> {
     let threads = u64::from(shape.0) * u64::from(shape.1);
     let per = per.min(COPY_BACK_LIMIT / bytes / threads).max(1);
     let len = (threads * per * bytes) as usize;
@@ -199,7 +228,7 @@ fn copy_back(device: &dyn Device, per: u64, bytes: u64, shape: (u32, u32)) -> Re
     buf.download(&mut host).map_err(|e| e.to_string())?;
     let took = start.elapsed();
     let _ = ch.close();
-    Ok((threads * per) as f64 / took.as_secs_f64() / 1e6)
+    Ok(((threads * per) as f64 / took.as_secs_f64() / 1e6, took))
 }
 
 fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figure, String> {
