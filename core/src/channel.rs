@@ -330,7 +330,6 @@ impl Channel {
         }
         // Printf logs: queues to the host after the endpoints' own.
         let mut log_queues = Vec::with_capacity(config.logs.len());
-        let log_threads: Vec<u32> = config.logs.iter().map(|(_, l)| l.threads).collect();
         for (i, log) in &config.logs {
             let ep = &endpoints[*i as usize];
             let (q, desc) = QueueShared::create(
@@ -343,7 +342,7 @@ impl Channel {
             .map_err(fail)?;
             abi_endpoints[*i as usize].log = queue_table.len() as u32 + 1;
             queue_table.push(desc);
-            log_queues.push((q, ep.clone()));
+            log_queues.push((q, ep.clone(), log.threads));
         }
         let slot_bytes = u64::from(slots) * u64::from(slot_size);
         let staging: Arc<dyn SharedMemory> = Arc::from(
@@ -432,7 +431,7 @@ impl Channel {
         local.write(desc_len, &tables).map_err(|e| fail(e.into()))?;
         std::sync::atomic::fence(Ordering::SeqCst);
         let mut logs = Vec::with_capacity(log_queues.len());
-        for ((q, ep), threads) in log_queues.into_iter().zip(log_threads) {
+        for (q, ep, threads) in log_queues {
             logs.push(
                 LogDrain::start(q, ep, threads)
                     .map_err(|e| fail(TransportError::os("starting a printf log thread", e)))?,

@@ -250,6 +250,9 @@ pub struct Backoff {
     idle_rounds: u32,
     idle_since: Option<std::time::Instant>,
     max: Duration,
+    /// Sleep with `std::thread::park_timeout`, so another thread can cut the sleep
+    /// short with `Thread::unpark`.
+    park: bool,
 }
 
 impl Backoff {
@@ -263,7 +266,20 @@ impl Backoff {
             idle_rounds: 0,
             idle_since: None,
             max,
+            park: false,
         }
+    }
+    /// [`Backoff::new`], but its sleeps end early when another thread unparks this
+    /// one.
+    pub fn parking(max: Duration) -> Self {
+        Self {
+            park: true,
+            ..Self::new(max)
+        }
+    }
+    /// Whether it has been idle long enough to sleep (not just spin or yield).
+    pub fn sleeping(&self) -> bool {
+        self.idle_rounds > 128
     }
     /// Work was found: poll hot again.
     pub fn reset(&mut self) {
@@ -285,7 +301,12 @@ impl Backoff {
                     self.max
                 };
                 let us = 1u64 << (n - 128).min(20);
-                std::thread::sleep(Duration::from_micros(us).min(cap));
+                let sleep = Duration::from_micros(us).min(cap);
+                if self.park {
+                    std::thread::park_timeout(sleep);
+                } else {
+                    std::thread::sleep(sleep);
+                }
             }
         }
     }

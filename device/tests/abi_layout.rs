@@ -11,8 +11,12 @@
 //! `PATH`) and skip, saying so, where there is none; with `GPUIO_REQUIRE=cxx` that
 //! is a failure instead.
 
+mod support;
+
 use std::path::Path;
 use std::process::Output;
+
+use support::cxx;
 
 use gpuio_core::abi;
 use gpuio_device::cpu::Cxx;
@@ -78,21 +82,6 @@ fn layout_covers_every_struct_of_the_header() {
         .filter(|s| !layout.iter().any(|(n, _)| *n == format!("sizeof({s})")))
         .collect();
     assert!(missing.is_empty(), "layout() lists no {missing:?}");
-}
-
-/// The compiler from `CXX`/`PATH`, or a skip naming what is missing.
-fn cxx() -> Option<Cxx> {
-    match Cxx::from_env() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let required = std::env::var("GPUIO_REQUIRE").unwrap_or_default();
-            if required.split(',').any(|p| p.trim() == "cxx") {
-                panic!("GPUIO_REQUIRE lists cxx, but {e}");
-            }
-            eprintln!("skipped: Unsupported: cxx — {e}");
-            None
-        }
-    }
 }
 
 /// Checks (`-fsyntax-only`) a unit that includes `gpuio.h` from `include` and then

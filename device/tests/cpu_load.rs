@@ -6,9 +6,13 @@
 //! Tests that need a C++ compiler skip, saying so, where none is found; with
 //! `GPUIO_REQUIRE=cxx` that is a failure instead.
 
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use support::cxx;
 
 use gpuio_core::forward::ForwardBuilder;
 use gpuio_core::memory::HostMemory;
@@ -46,21 +50,6 @@ GPUIO_KERNEL(count)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_fetch_add_64(&p[2], gpuio_thread_count());
 }
 "#;
-
-/// The compiler from `CXX`/`PATH`, or a skip naming what is missing.
-fn cxx() -> Option<Cxx> {
-    match Cxx::from_env() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let required = std::env::var("GPUIO_REQUIRE").unwrap_or_default();
-            if required.split(',').any(|p| p.trim() == "cxx") {
-                panic!("GPUIO_REQUIRE lists cxx, but {e}");
-            }
-            eprintln!("skipped: Unsupported: cxx — {e}");
-            None
-        }
-    }
-}
 
 /// A channel with `file` as write-only endpoint 0.
 fn channel(file: &std::fs::File) -> Channel {

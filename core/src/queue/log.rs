@@ -151,12 +151,19 @@ impl LogDrain {
         // Several threads only where each write of whole lines lands whole: a regular
         // file (its offset moves atomically with each write) or a pipe (writes up to
         // PIPE_BUF are atomic). A socket may take part of a write and interleave the
-        // rest with another thread's: one thread.
-        let threads = match endpoint.fd().map(rustix::fs::fstat) {
-            Some(Ok(st)) => match rustix::fs::FileType::from_raw_mode(st.st_mode) {
-                rustix::fs::FileType::RegularFile | rustix::fs::FileType::Fifo => threads,
-                _ => 1,
-            },
+        // rest with another thread's: one thread. What the descriptor is, not how it
+        // was registered, decides: stdout is registered as a stream but may be a file.
+        use rustix::fs::FileType;
+        let file_type = endpoint
+            .fd()
+            .and_then(|fd| rustix::fs::fstat(fd).ok())
+            .map(|st| FileType::from_raw_mode(st.st_mode));
+        let stream = match file_type {
+            Some(t) => t != FileType::RegularFile,
+            None => endpoint.kind != EndpointKind::File,
+        };
+        let threads = match file_type {
+            Some(FileType::RegularFile | FileType::Fifo) => threads,
             _ => 1,
         };
         for (k, rx) in Receiver::new(q)
@@ -169,7 +176,7 @@ impl LogDrain {
             let idle = Idle::new(k, peers.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("gpuio-log-{}-{k}", endpoint.name))
-                .spawn(move || drain(rx, &endpoint, &stats, &abandon, idle));
+                .spawn(move || drain(rx, &endpoint, stream, &stats, &abandon, idle));
             match spawned {
                 Ok(t) => this.threads.push(t),
                 Err(e) => {
@@ -228,6 +235,7 @@ impl Drop for LogDrain {
 fn drain(
     mut rx: Receiver,
     endpoint: &Endpoint,
+    stream: bool,
     stats: &LogStats,
     abandon: &AtomicBool,
     mut idle: Idle,
@@ -235,12 +243,6 @@ fn drain(
     let Some(fd) = endpoint.fd() else {
         stats.fail("the endpoint has no descriptor".into());
         return;
-    };
-    // A stream by its nature, not by its registration: stdout is registered as a
-    // stream but may be a file.
-    let stream = match rustix::fs::fstat(fd) {
-        Ok(st) => !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file(),
-        Err(_) => endpoint.kind != EndpointKind::File,
     };
     let batch_max = if stream { STREAM_BATCH } else { FILE_BATCH };
     let mut batch: Vec<u8> = Vec::with_capacity(FILE_BATCH + rx.max_message());
@@ -350,56 +352,41 @@ fn write_all(
     Ok(())
 }
 
-/// How a drain thread waits while its rings are empty: it spins, then yields, then
-/// sleeps longer each time, up to 2 ms for the first thread (10 ms once quiet for
-/// 100 ms, like every host thread's [`Backoff`](crate::transport::Backoff)) and
-/// 50 ms for the others, which the first wakes when lines come after a quiet spell.
+/// How a drain thread waits while its rings are empty: the first thread backs off
+/// like every host thread ([`Backoff`]: sleeps up to 2 ms, 10 ms after a quiet
+/// spell); the others sleep up to 50 ms unless the first, finding lines after a
+/// quiet spell, wakes them.
 struct Idle {
-    first: bool,
-    rounds: u32,
-    since: Option<Instant>,
-    peers: Arc<OnceLock<Vec<Thread>>>,
+    backoff: Backoff,
+    /// The other drain threads, for the first to wake (empty for the others).
+    peers: Option<Arc<OnceLock<Vec<Thread>>>>,
 }
 
 impl Idle {
     fn new(k: usize, peers: Arc<OnceLock<Vec<Thread>>>) -> Self {
-        Self {
-            first: k == 0,
-            rounds: 0,
-            since: None,
-            peers,
+        if k == 0 {
+            Self {
+                backoff: Backoff::new(Duration::from_millis(2)),
+                peers: Some(peers),
+            }
+        } else {
+            Self {
+                backoff: Backoff::parking(Duration::from_millis(50)),
+                peers: None,
+            }
         }
     }
 
     fn pause(&mut self) {
-        self.rounds = self.rounds.saturating_add(1);
-        match self.rounds {
-            0..=64 => std::hint::spin_loop(),
-            65..=128 => std::thread::yield_now(),
-            n => {
-                let grow = Duration::from_micros(1u64 << (n - 128).min(20));
-                let since = *self.since.get_or_insert_with(Instant::now);
-                if self.first {
-                    let cap = if since.elapsed() >= Backoff::DEEP_AFTER {
-                        Backoff::DEEP_MAX
-                    } else {
-                        Duration::from_millis(2)
-                    };
-                    std::thread::sleep(grow.min(cap));
-                } else {
-                    std::thread::park_timeout(grow.min(Duration::from_millis(50)));
-                }
-            }
-        }
+        self.backoff.idle();
     }
 
     fn busy(&mut self) {
-        if self.first && self.rounds > 128 {
-            for t in self.peers.get().into_iter().flatten() {
+        if self.backoff.sleeping() {
+            for t in self.peers.iter().filter_map(|p| p.get()).flatten() {
                 t.unpark();
             }
         }
-        self.rounds = 0;
-        self.since = None;
+        self.backoff.reset();
     }
 }
