@@ -102,6 +102,14 @@ enum Command {
         /// out while the kernel runs): to compare the two.
         #[arg(long)]
         no_log: bool,
+        /// Rings of stdout's printf log (default 8): a printing warp uses ring
+        /// `warp % rings`, so more rings mean fewer warps reserving on each.
+        #[arg(long, value_name = "N", conflicts_with = "no_log")]
+        log_rings: Option<u32>,
+        /// Host threads writing stdout's printf log out (default 4; a socket gets one,
+        /// as a socket may split a write and interleave it with another thread's).
+        #[arg(long, value_name = "N", conflicts_with = "no_log")]
+        log_threads: Option<u32>,
         /// Run on every available pair (or every pair of --backend's backend) and
         /// print one table: wall time of the kernel, requests submitted, bytes in the
         /// output files and stdout, whether the channel closed clean, and whether
@@ -186,6 +194,8 @@ fn main() -> ExitCode {
             slots,
             call_timeout,
             no_log,
+            log_rings,
+            log_threads,
             compare,
         } => {
             if let Some(n) = params {
@@ -208,7 +218,14 @@ fn main() -> ExitCode {
                 timeout: std::time::Duration::from_secs_f64(timeout.max(0.0)),
                 slots,
                 call_timeout: call_timeout.map(|t| std::time::Duration::from_secs_f64(t.max(0.0))),
-                printf_log: !no_log,
+                printf_log: (!no_log).then(|| {
+                    let d = gpuio_core::LogConfig::default();
+                    gpuio_core::LogConfig {
+                        rings: log_rings.unwrap_or(d.rings).max(1),
+                        threads: log_threads.unwrap_or(d.threads).max(1),
+                        ..d
+                    }
+                }),
             };
             cli::run(&runtime, request.as_ref(), &factory, &spec, compare)
         }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gpuio_core::device::Module;
-use gpuio_core::{Access, ChannelConfig, CloseReport, Endpoint};
+use gpuio_core::{Access, ChannelConfig, CloseReport, Endpoint, LogConfig};
 
 use crate::runtime::ChannelFactory;
 
@@ -75,9 +75,9 @@ pub struct RunSpec {
     pub slots: Option<u32>,
     /// Longest one device call waits (`None`: the default).
     pub call_timeout: Option<Duration>,
-    /// Whether stdout gets a printf log (the default) or `gpuio_printf` makes one
-    /// request per line.
-    pub printf_log: bool,
+    /// Stdout's printf log (the default: [`LogConfig::default`]), or `None`:
+    /// `gpuio_printf` then makes one request per line.
+    pub printf_log: Option<LogConfig>,
 }
 
 /// What one run on one pair gave.
@@ -195,9 +195,10 @@ fn run_once(
             Some(out)
         }
     };
-    if !spec.printf_log {
-        if let Some(i) = cfg.stdout_endpoint {
-            cfg.no_log(i);
+    if let Some(i) = cfg.stdout_endpoint {
+        match &spec.printf_log {
+            Some(log) => cfg.log(i, log.clone()),
+            None => cfg.no_log(i),
         }
     }
     let before = factory.fallbacks().len();

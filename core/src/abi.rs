@@ -53,7 +53,7 @@
 /// `Channel::magic`: "GPIO" read as a little-endian `u32`.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes.
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -431,11 +431,13 @@ pub mod queue_direction {
 /// thread's messages stay in order. The lanes of a warp that send together are one
 /// *group*: the first lane reserves `k` consecutive positions by compare-and-swap on
 /// the ring's device-local `tail`, only while `tail + k <= head + cells` (the host's
-/// `head` is cached on the device and re-read across PCIe only when the ring looks
-/// full, and then by one sender at a time for all: `QueueRing::polling`), so a
-/// reservation is never left unpublished. Each lane writes its cell's header
-/// (`ready = pos + 1`, `len`, `count`) and the lanes copy the messages' bytes side
-/// by side (coalesced stores, `gpuio_impl_queue_fill_group`); after the warp syncs,
+/// `head` is cached on the device and re-read across PCIe, with the channel's
+/// `closing`, by one sender at a time for all (`QueueRing::polling`): when the ring
+/// looks full, and at most every `GPUIO_QUEUE_POLL_NS` otherwise
+/// (`QueueRing::polled_at`); no send reads host memory itself), so a reservation is
+/// never left unpublished. The lanes write each cell whole, header (`ready = pos + 1`
+/// except the group's first, `len`, `count`) and message side by side (coalesced
+/// stores, `gpuio_impl_queue_fill_group`); after the warp syncs,
 /// the first lane stores the group's first header's `ready` with a system-scope
 /// release, and that one store publishes the whole group. The host reads groups in
 /// order: at its `head`, a first header whose `ready == head + 1` (acquire) makes
@@ -511,7 +513,11 @@ pub struct QueueRing {
     pub polling: u32,
     /// [`queue_seen`] bits the polling thread found.
     pub seen: u32,
-    pub _pad: [u64; 5],
+    /// (To the host.) When a sender last read the host's words (`gpuio_now_ns`):
+    /// senders refresh `cached_head` and `seen` from the host at most this often
+    /// while the ring has room, instead of each reading `closing` across PCIe.
+    pub polled_at: u64,
+    pub _pad: [u64; 4],
 }
 
 /// [`QueueRing::seen`] bits.
@@ -640,7 +646,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
             control, ring_state, _pad,
         }
         QueueControl as "gpuio_queue_control" { head, closed, _pad }
-        QueueRing as "gpuio_queue_ring" { tail, cached_head, polling, seen, _pad }
+        QueueRing as "gpuio_queue_ring" { tail, cached_head, polling, seen, polled_at, _pad }
         CellHeader as "gpuio_cell_header" { ready, len, count }
         Stats as "gpuio_stats" { submitted, completed, failed, timed_out, _pad }
     }

@@ -25,6 +25,55 @@ use crate::conformance::Opener;
 
 /// Rings of the queue to the host: one host thread drains each.
 const RINGS: u32 = 8;
+
+/// The shape of the queue the to-host figures use: [`RINGS`] rings of 4096 cells
+/// (512 for 4 KiB messages), one drain thread per ring. For experiments (what limits
+/// the rate?) `GPUIO_BENCH_QUEUE_RINGS`, `GPUIO_BENCH_QUEUE_CAPACITY` and
+/// `GPUIO_BENCH_QUEUE_DRAINS` override each; the figure's name then says so.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Shape {
+    rings: u32,
+    capacity: u32,
+    drains: u32,
+}
+
+impl Shape {
+    fn for_bytes(bytes: u64) -> Self {
+        let env = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .filter(|&v| v > 0)
+        };
+        let rings = env("GPUIO_BENCH_QUEUE_RINGS").unwrap_or(RINGS);
+        Self {
+            rings,
+            capacity: env("GPUIO_BENCH_QUEUE_CAPACITY").unwrap_or(if bytes >= 4096 {
+                512
+            } else {
+                4096
+            }),
+            drains: env("GPUIO_BENCH_QUEUE_DRAINS").unwrap_or(rings).min(rings),
+        }
+    }
+
+    /// Empty for the default shape, else what differs, for a figure's name.
+    fn note(self, bytes: u64) -> String {
+        let default = Self {
+            rings: RINGS,
+            capacity: if bytes >= 4096 { 512 } else { 4096 },
+            drains: RINGS,
+        };
+        if self == default {
+            String::new()
+        } else {
+            format!(
+                " ({} rings x {} cells, {} drain threads)",
+                self.rings, self.capacity, self.drains
+            )
+        }
+    }
+}
 /// Bytes of device memory the copy-back reference may use.
 const COPY_BACK_LIMIT: u64 = 1 << 30;
 
@@ -41,7 +90,14 @@ pub fn figures(
     } else {
         1 << 23
     };
-    for bytes in [64u64, 256, 4096] {
+    // GPUIO_BENCH_QUEUE_SIZES (e.g. "64,256"): only these message sizes, for
+    // experiments with the shape overrides of [`Shape`].
+    let sizes: Vec<u64> = std::env::var("GPUIO_BENCH_QUEUE_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .filter(|v: &Vec<u64>| !v.is_empty())
+        .unwrap_or_else(|| vec![64, 256, 4096]);
+    for bytes in sizes {
         eprintln!("gpuio bench: queue to the host, {bytes} B messages ...");
         out.extend(to_host(device, open, bytes, target / (bytes / 64).max(1))?);
     }
@@ -80,13 +136,15 @@ fn to_host(
     let threads = u64::from(grid) * u64::from(block);
     let per = (target / threads).max(1);
     let total = per * threads;
+    let shape = Shape::for_bytes(bytes);
+    let note = shape.note(bytes);
     let mut cfg = ChannelConfig::default();
     let ep = cfg.endpoint(Endpoint::queue_to_host(
         "bench",
         QueueConfig {
             max_message: bytes as u32,
-            capacity: if bytes >= 4096 { 512 } else { 4096 },
-            rings: RINGS,
+            capacity: shape.capacity,
+            rings: shape.rings,
             timeout: Duration::from_secs(60),
         },
     ));
@@ -96,13 +154,16 @@ fn to_host(
     let bad = Arc::new(AtomicU64::new(0));
     // When a drain thread first saw a message (any thread's first is as good).
     let first: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
+    // When the last drain thread took its last message.
+    let last = Arc::new(std::sync::Mutex::new(None::<Instant>));
     let cpu0 = process_cpu_time();
     let start = Instant::now();
     let drains: Vec<_> = rx
-        .split(RINGS as usize)
+        .split(shape.drains as usize)
         .into_iter()
         .map(|mut rx| {
-            let (received, bad, first) = (received.clone(), bad.clone(), first.clone());
+            let (received, bad, first, last) =
+                (received.clone(), bad.clone(), first.clone(), last.clone());
             std::thread::spawn(move || {
                 let deadline = Instant::now() + KERNEL_TIMEOUT;
                 while received.load(Ordering::Relaxed) < total && Instant::now() < deadline {
@@ -118,8 +179,13 @@ fn to_host(
                     match got {
                         Ok(0) => std::hint::spin_loop(),
                         Ok(n) => {
-                            let _ = first.set(Instant::now());
-                            received.fetch_add(n as u64, Ordering::Relaxed);
+                            let now = Instant::now();
+                            let _ = first.set(now);
+                            if received.fetch_add(n as u64, Ordering::Relaxed) + n as u64 >= total {
+                                if let Ok(mut last) = last.lock() {
+                                    *last = Some(now);
+                                }
+                            }
                         }
                         Err(RecvError::Closed) => break,
                         Err(e) => return Err(e.to_string()),
@@ -142,6 +208,7 @@ fn to_host(
     let p = run
         .join(KERNEL_TIMEOUT)
         .map_err(|e| format!("queue_send: {e}"))?;
+    let kernel_end = start.elapsed();
     for d in drains {
         d.join()
             .map_err(|_| "a drain thread panicked".to_string())??;
@@ -158,6 +225,18 @@ fn to_host(
         ));
     }
     let rate = total as f64 / took.as_secs_f64() / 1e6;
+    // Which side finished last says which side set the pace (a kernel that ends
+    // long before its messages are drained was waiting on nothing but the host).
+    let last_at = last.lock().ok().and_then(|l| *l).map(|t| t - start);
+    eprintln!(
+        "gpuio bench:   {bytes} B{note}: {rate:.2} M msg/s; kernel ended after {:.1} ms, \
+         last message taken after {}",
+        kernel_end.as_secs_f64() * 1e3,
+        last_at.map_or("?".to_string(), |t| format!(
+            "{:.1} ms",
+            t.as_secs_f64() * 1e3
+        )),
+    );
     let first_us = first
         .get()
         .map(|t| t.saturating_duration_since(launched).as_secs_f64() * 1e6);
@@ -165,7 +244,7 @@ fn to_host(
     let reference = copy.map(|(rate, _)| rate);
     let mut out = vec![
         Figure::new(
-            format!("queue to host, {bytes} B messages, {threads} threads"),
+            format!("queue to host, {bytes} B messages, {threads} threads{note}"),
             rate,
             "M msg/s",
             Better::Higher,

@@ -42,7 +42,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 5u
+#define GPUIO_ABI_VERSION 6u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -189,8 +189,9 @@ typedef struct alignas(64) gpuio_queue_ring {
   gpuio_u64 tail;        /* reserved (to the host) / claimed (to the device) positions */
   gpuio_u64 cached_head; /* the last host head read (by a sender / by the polling reader) */
   gpuio_u32 polling;     /* to the device: 1 while one reader polls the host for all */
-  gpuio_u32 seen;        /* to the device: GPUIO_QUEUE_SEEN_* the polling reader found */
-  gpuio_u64 _pad[5];
+  gpuio_u32 seen;        /* GPUIO_QUEUE_SEEN_* the polling thread found */
+  gpuio_u64 polled_at;   /* to the host: when a sender last read the host's words (ns) */
+  gpuio_u64 _pad[4];
 } gpuio_queue_ring;
 #define GPUIO_QUEUE_SEEN_CLOSED 1u
 #define GPUIO_QUEUE_SEEN_SHUTDOWN 2u

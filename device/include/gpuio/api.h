@@ -89,8 +89,12 @@ GPUIO_FN bool gpuio_impl_warp_pause(gpuio_u64 mask, gpuio_u32 ns) {
 GPUIO_FN const gpuio_channel *gpuio_impl_shared(const gpuio_channel *ch) {
   return ch->shared ? gpuio_ptr<const gpuio_channel>(ch->shared) : ch;
 }
+/* Whether the host began closing the channel: one read across PCIe. Relaxed: no
+ * other host write is read on the strength of it (an acquire would also invalidate
+ * the multiprocessor's L1, local memory included, on every call: measured on an
+ * H100, that and the read itself were most of a queue send's time). */
 GPUIO_FN bool gpuio_impl_closing(const gpuio_channel *ch) {
-  return gpuio_ld_acquire_32(&gpuio_impl_shared(ch)->closing) != 0u;
+  return gpuio_ld_relaxed_32(&gpuio_impl_shared(ch)->closing) != 0u;
 }
 GPUIO_FN gpuio_stats *gpuio_impl_stats(const gpuio_channel *ch) {
   return (gpuio_stats *)&gpuio_impl_shared(ch)->stats;
@@ -335,10 +339,21 @@ GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_reque
 
 /* ------------------------------------------------------------ dispatch */
 
-/* 0 when the descriptor is one this header speaks and the channel is open. */
-GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
+/* The descriptor is one gpuio made for this header: -EINVAL, -EPROTO or 0. Device
+ * memory only. */
+GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
   if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
+  return 0;
+}
+
+/* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing: what
+ * every request checks first. Host queues and printf logs check only the
+ * descriptor and learn of closing from their rings' polls (gpuio/queue.h), so that
+ * a message costs no read across PCIe. */
+GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
+  const int e = gpuio_impl_check_descriptor(ch);
+  if (e) return e;
   if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
   return 0;
 }

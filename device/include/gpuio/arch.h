@@ -45,10 +45,15 @@
 #define GPUIO_FN static __device__ __forceinline__
 #define GPUIO_METHOD __device__ __forceinline__
 #define GPUIO_NOINLINE static __device__ __noinline__
-/* Every kernel can be launched with 1024-thread blocks: the compiler keeps its
- * register use within what a full block allows (the formatter and the transports'
- * slow paths would otherwise take more). */
-#define GPUIO_KERNEL(name) extern "C" __global__ void __launch_bounds__(1024) name
+/* Every kernel can be launched with blocks of up to GPUIO_MAX_BLOCK threads (1024
+ * unless the kernel file defines it before including gpuio.h): the compiler keeps its
+ * register use within what such a block allows, 64 registers a thread at 1024, and
+ * spills the rest to local memory. A kernel only ever launched with smaller blocks
+ * may define GPUIO_MAX_BLOCK 256 (say) and get up to 255 registers a thread. */
+#ifndef GPUIO_MAX_BLOCK
+#define GPUIO_MAX_BLOCK 1024
+#endif
+#define GPUIO_KERNEL(name) extern "C" __global__ void __launch_bounds__(GPUIO_MAX_BLOCK) name
 
 GPUIO_FN gpuio_u32 gpuio_ld_acquire_32(const gpuio_u32 *p) {
   gpuio_u32 v;

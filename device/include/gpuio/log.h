@@ -59,7 +59,9 @@ GPUIO_FN gpuio_u64 gpuio_impl_cut_line(char *line, gpuio_u64 full, gpuio_u64 cap
 template <typename... A>
 GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
   const gpuio_u64 mask = gpuio_warp_active();
-  int e = gpuio_impl_check_channel(ch);
+  /* A log learns of closing from its rings' polls (gpuio/queue.h); a request checks
+   * it first, as every request does. */
+  int e = gpuio_impl_check_descriptor(ch);
   if (!e) {
     gpuio_request probe = {GPUIO_OP_WRITE, ep, 1, 0, 0, -1};
     e = gpuio_impl_check_request(ch, &probe);
@@ -80,7 +82,10 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
    * `mask` takes part in the ballot before any answers. */
   gpuio_u64 rest = gpuio_warp_ballot(mask, e == 0 && q && n > 0);
   if (e) return e;
-  if (!q) return gpuio_impl_fprintf_request(ch, ep, fmt, args...);
+  if (!q) {
+    e = gpuio_impl_check_channel(ch);
+    return e ? e : gpuio_impl_fprintf_request(ch, ep, fmt, args...);
+  }
   if (n == 0) return 0;
   for (;;) {
     const gpuio_u32 lead = gpuio_warp_leader(rest);
@@ -94,7 +99,7 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
     gpuio_u64 base = 0;
     const int r = gpuio_impl_queue_group_reserve(ch, q, g, true, &ring, &base);
     if (r) return r == -GPUIO_ETIMEDOUT ? gpuio_impl_count_timeout(ch, r) : r;
-    gpuio_impl_queue_fill_group(q, ring, base, g, line, local ? (gpuio_u32)n : 0u);
+    gpuio_impl_queue_fill_group(q, ring, base, g, line, local ? (gpuio_u32)n : 0u, (gpuio_u32)n);
     if (!local) {
       /* A line longer than the local buffer: formatted again, straight into its cell
        * (room for max_message bytes: the line and the formatter's NUL). */
@@ -102,14 +107,14 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
       gpuio_snprintf(cell, n + 1u, fmt, args...);
       gpuio_impl_cut_line(cell, full, n, fmt);
     }
-    gpuio_impl_queue_group_publish(q, ring, base, g, (gpuio_u32)n);
+    gpuio_impl_queue_group_publish(q, ring, base, g);
     return full > n ? -GPUIO_EMSGSIZE : (gpuio_i64)n;
   }
 }
 
 /* printf to the channel's stdout endpoint (-EBADF when the host registered none). */
 template <typename... A> GPUIO_FN gpuio_i64 gpuio_printf(const gpuio_channel *ch, const char *fmt, A... args) {
-  int e = gpuio_impl_check_channel(ch); /* before reading ch->stdout_endpoint */
+  const int e = gpuio_impl_check_descriptor(ch); /* before reading ch->stdout_endpoint */
   if (e) return e;
   if (ch->stdout_endpoint < 0) return -GPUIO_EBADF;
   return gpuio_fprintf(ch, (gpuio_u32)ch->stdout_endpoint, fmt, args...);
