@@ -546,6 +546,45 @@ pub(crate) mod tests {
         assert_eq!(len(&out), 0);
     }
 
+    /// SEND and RECV take a plain buffer address, which nothing binds to the fixed
+    /// buffer: the ring refuses them even on a socket fixed file, and a socket is
+    /// sent to and received from with WRITE_FIXED / READ_FIXED instead.
+    #[test]
+    fn restrictions_refuse_send_and_recv_and_a_socket_takes_write_fixed_and_read_fixed() {
+        use std::io::Write;
+        use std::os::unix::net::UnixStream;
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let (ring, staging) = confined_ring_of(&[Some(ours.as_fd())], Duration::from_millis(50));
+        let secret = [0x5au8; 64];
+        let send = opcode::Send::new(types::Fixed(0), secret.as_ptr(), 64)
+            .flags(libc::MSG_NOSIGNAL)
+            .build();
+        assert_eq!(run(&ring, send), -libc::EACCES, "SEND is not allowed");
+        let mut landing = [0u8; 64];
+        peer.write_all(b"ping").unwrap();
+        let recv = opcode::Recv::new(types::Fixed(0), landing.as_mut_ptr(), 64).build();
+        assert_eq!(run(&ring, recv), -libc::EACCES, "RECV is not allowed");
+        assert_eq!(landing, [0u8; 64]);
+        let buf = staging.region().host_ptr.as_ptr();
+        let r = opcode::ReadFixed::new(types::Fixed(0), buf, 64, 0)
+            .offset(u64::MAX)
+            .build();
+        assert_eq!(run(&ring, r), 4, "the socket's bytes, read into staging");
+        staging.write_bytes(0, b"pong").unwrap();
+        let w = opcode::WriteFixed::new(types::Fixed(0), buf, 4, 0)
+            .offset(u64::MAX)
+            .build();
+        assert_eq!(run(&ring, w), 4);
+        peer.set_nonblocking(true).unwrap();
+        let mut got = [0u8; 8];
+        assert_eq!(
+            peer.read(&mut got).unwrap(),
+            4,
+            "only the WRITE_FIXED arrived"
+        );
+        assert_eq!(&got[..4], b"pong");
+    }
+
     #[test]
     fn write_fixed_on_fixed_file_zero_writes_from_the_staging_buffer() {
         let mut out = tempfile::tempfile().unwrap();

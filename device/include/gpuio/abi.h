@@ -42,7 +42,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 5u
+#define GPUIO_ABI_VERSION 6u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -63,6 +63,9 @@ static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 #define GPUIO_OP_PREAD (GPUIO_OP_BASE | 2u)
 #define GPUIO_OP_WRITE (GPUIO_OP_BASE | 3u)
 #define GPUIO_OP_READ (GPUIO_OP_BASE | 4u)
+/* send(2) with MSG_NOSIGNAL / recv(2): connected sockets alone (-ENOTSOCK elsewhere). */
+#define GPUIO_OP_SEND (GPUIO_OP_BASE | 5u)
+#define GPUIO_OP_RECV (GPUIO_OP_BASE | 6u)
 
 #define GPUIO_SLOT_FREE 0u
 #define GPUIO_SLOT_IN_FLIGHT 1u
