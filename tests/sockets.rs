@@ -201,6 +201,31 @@ fn send_to_closed_peer(kind: TransportKind, ours: impl AsFd, peer: impl Sized) {
     assert!(report.problems.is_empty(), "{report}");
 }
 
+/// Lines printed through a printf log to a socket whose peer closed: the log's
+/// thread gets `EPIPE` (reported, every line counted lost) and no `SIGPIPE`.
+fn printf_to_closed_peer(kind: TransportKind) {
+    let Some(m) = module() else { return };
+    const LINES: u64 = 5;
+    let (ours, peer) = unix_pair();
+    let mut cfg = patient();
+    let ep = cfg.endpoint(Endpoint::socket("closed peer", &ours).unwrap());
+    cfg.log(ep, LogConfig::default());
+    drop(ours);
+    drop(peer);
+    let ch = open(kind, cfg);
+    let p = m
+        .launch("print_to", 1, 1, &ch, &[u64::from(ep), LINES, 0, 0])
+        .unwrap()
+        .join(KERNEL_DEADLINE)
+        .unwrap();
+    assert_eq!(p[3], 0, "the kernel's lines were taken (-errno {})", p[2]);
+    let report = ch.close();
+    let log = &report.logs[0];
+    assert_eq!((log.lines, log.lost), (0, LINES), "{log}");
+    let error = log.error.as_deref().unwrap_or_default();
+    assert!(error.contains("os error 32"), "EPIPE, not {error:?}");
+}
+
 /// Marks the child process that runs `send_to_closed_peer` with `SIGPIPE` at its
 /// default action (terminate), which the test harness otherwise ignores.
 const SIGPIPE_CHILD: &str = "GPUIO_SOCKETS_TEST_SIGPIPE_CHILD";
@@ -252,6 +277,7 @@ fn sigpipe_child(kind: TransportKind) {
     send_to_closed_peer(kind, ours, peer);
     let (ours, peer) = tcp_pair();
     send_to_closed_peer(kind, ours, peer);
+    printf_to_closed_peer(kind);
 }
 
 /// After the peer shut down its write side a receive is 0, every time, and the
