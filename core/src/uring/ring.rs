@@ -30,7 +30,10 @@ impl Restrictions {
     /// What gpuio issues: `NOP`, `READ_FIXED`, `WRITE_FIXED`, always on a fixed file
     /// (`IOSQE_FIXED_FILE` required, no other flag allowed). With the staging area
     /// as the only fixed buffer and the endpoints as the only fixed files, an SQE
-    /// can touch nothing else. The host may cancel requests in flight
+    /// can touch nothing else. Not `SEND`/`RECV`: their buffer is a plain address
+    /// that nothing binds to the fixed buffer (sockets take `READ_FIXED` and
+    /// `WRITE_FIXED`, which on a socket are `recv(2)` and `send(2)`). The host may
+    /// cancel requests in flight
     /// (`IORING_REGISTER_SYNC_CANCEL`: [`SqpollRing::cancel_all`], used at close);
     /// nothing may be registered or re-registered.
     pub fn gpuio() -> Self {
