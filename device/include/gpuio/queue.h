@@ -14,9 +14,10 @@
  *                 device-local tail once it saw the host's `ready == pos + 1`, copies
  *                 the message out and frees the cell (`ready = pos + cells`).
  * On a socket endpoint gpuio_send and gpuio_recv are socket requests (SEND, RECV:
- * send(2) with MSG_NOSIGNAL and recv(2) on the host, io_uring SEND/RECV on
- * forward); on any other stream endpoint (pipe, stdout, an O_APPEND file)
- * gpuio_send is gpuio_write and gpuio_recv is gpuio_read.
+ * send(2) with MSG_NOSIGNAL and recv(2) - io_uring SEND/RECV on forward, the
+ * syscalls on mailbox, WRITE_FIXED/READ_FIXED on direct, see gpuio/direct.h); on
+ * any other stream endpoint (pipe, stdout, an O_APPEND file) gpuio_send is
+ * gpuio_write and gpuio_recv is gpuio_read.
  */
 #ifndef GPUIO_QUEUE_H
 #define GPUIO_QUEUE_H
