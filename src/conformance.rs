@@ -176,6 +176,8 @@ fn errno_name(e: i64) -> String {
         libc::EMSGSIZE => "EMSGSIZE",
         libc::EOVERFLOW => "EOVERFLOW",
         libc::EAGAIN => "EAGAIN",
+        libc::ENOTSOCK => "ENOTSOCK",
+        libc::EPIPE => "EPIPE",
         _ => return format!("-{}", -e),
     };
     format!("-{name}")
@@ -1149,18 +1151,27 @@ struct Row {
 const RB_FILE: u32 = 0;
 const RB_READ_ONLY: u32 = 1;
 const RB_PIPE: u32 = 2;
-const RB_ENDPOINTS: u32 = 3;
+const RB_SOCKET: u32 = 3;
+const RB_ENDPOINTS: u32 = 4;
+
+/// What the host writes to the rulebook's socket before the kernel starts: the
+/// table's good receives take it, 3 bytes each.
+const RB_SOCKET_IN: &[u8] = b"PQRSTUVWX";
+/// What the table's good sends put on the socket, in order: a raw SEND of staging
+/// bytes 9..13, a raw WRITE of 13..15 (a send, on a socket), `gpuio_send` of 0..3.
+const RB_SOCKET_OUT: &[u8] = b"jklmnoabc";
 
 /// The table: bad requests of every kind (the reproductions of transports that
 /// answered differently among them), then good ones that prove the channel still
 /// works. `user` is the kernel's own staging offset, `staging` the area's length.
 fn rulebook_rows(user: u64, staging: u64) -> Vec<Row> {
     use gpuio_core::abi::{op, Request};
-    let (einval, ebadf, efault, espipe) = (
+    let (einval, ebadf, efault, espipe, enotsock) = (
         -i64::from(libc::EINVAL),
         -i64::from(libc::EBADF),
         -i64::from(libc::EFAULT),
         -i64::from(libc::ESPIPE),
+        -i64::from(libc::ENOTSOCK),
     );
     let r = |op: u32, endpoint: u32, len: u32, offset: i64| Request {
         op,
@@ -1179,7 +1190,7 @@ fn rulebook_rows(user: u64, staging: u64) -> Vec<Row> {
         expect,
     };
     use Via::{Call, Raw};
-    let (f, ro, pipe) = (RB_FILE, RB_READ_ONLY, RB_PIPE);
+    let (f, ro, pipe, sock) = (RB_FILE, RB_READ_ONLY, RB_PIPE, RB_SOCKET);
     vec![
         row(
             "pwrite at offset -1 (the file position)",
@@ -1347,6 +1358,59 @@ fn rulebook_rows(user: u64, staging: u64) -> Vec<Row> {
             flags(libc::RWF_APPEND as u32, r(op::PWRITE, f, 8, 0)),
             einval,
         ),
+        row("send on a file", Raw, r(op::SEND, f, 8, -1), enotsock),
+        row("recv on a file", Raw, r(op::RECV, f, 8, -1), enotsock),
+        row("send on a pipe", Raw, r(op::SEND, pipe, 4, -1), enotsock),
+        row(
+            "recv on a write-only pipe (access before kind)",
+            Raw,
+            r(op::RECV, pipe, 4, -1),
+            ebadf,
+        ),
+        row(
+            "send on a read-only file (access before kind)",
+            Raw,
+            r(op::SEND, ro, 8, -1),
+            ebadf,
+        ),
+        row(
+            "send on an unregistered endpoint",
+            Raw,
+            r(op::SEND, RB_ENDPOINTS, 8, -1),
+            ebadf,
+        ),
+        row("pwrite on a socket", Raw, r(op::PWRITE, sock, 8, 0), espipe),
+        row("send of length 0", Raw, r(op::SEND, sock, 0, -1), einval),
+        row(
+            "send with MSG_DONTWAIT in the reserved flags",
+            Raw,
+            flags(libc::MSG_DONTWAIT as u32, r(op::SEND, sock, 4, -1)),
+            einval,
+        ),
+        row(
+            "recv running past the staging area",
+            Raw,
+            at(staging - 4, r(op::RECV, sock, 8, -1)),
+            efault,
+        ),
+        row(
+            "gpuio_send of length 0 to the socket",
+            Call,
+            r(op::SEND, sock, 0, -1),
+            einval,
+        ),
+        row(
+            "gpuio_recv of length 0 from the socket",
+            Call,
+            r(op::RECV, sock, 0, -1),
+            einval,
+        ),
+        row(
+            "gpuio_send on a read-only file",
+            Call,
+            r(op::SEND, ro, 4, -1),
+            ebadf,
+        ),
         row(
             "a good raw pwrite of 5 bytes at offset 0",
             Raw,
@@ -1360,6 +1424,42 @@ fn rulebook_rows(user: u64, staging: u64) -> Vec<Row> {
             4,
         ),
         row("a good gpuio_nop", Call, r(op::NOP, 0, 0, 0), 0),
+        row(
+            "a good raw send of 4 bytes to the socket",
+            Raw,
+            at(user + 9, r(op::SEND, sock, 4, -1)),
+            4,
+        ),
+        row(
+            "a good raw write of 2 bytes to the socket",
+            Raw,
+            at(user + 13, r(op::WRITE, sock, 2, -1)),
+            2,
+        ),
+        row(
+            "a good gpuio_send of 3 bytes to the socket",
+            Call,
+            r(op::SEND, sock, 3, -1),
+            3,
+        ),
+        row(
+            "a good raw recv of 3 bytes from the socket",
+            Raw,
+            at(user + 32, r(op::RECV, sock, 3, -1)),
+            3,
+        ),
+        row(
+            "a good raw read of 3 bytes from the socket",
+            Raw,
+            at(user + 40, r(op::READ, sock, 3, -1)),
+            3,
+        ),
+        row(
+            "a good gpuio_recv of the socket's last 3 bytes",
+            Call,
+            r(op::RECV, sock, 8, -1),
+            3,
+        ),
     ]
 }
 
@@ -1391,6 +1491,10 @@ fn rulebook(t: &Target<'_>) -> Result<String, String> {
         .open(&path)
         .map_err(|e| format!("open {}: {e}", path.display()))?;
     let (mut rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let (ours, mut peer) =
+        std::os::unix::net::UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+    std::io::Write::write_all(&mut peer, RB_SOCKET_IN)
+        .map_err(|e| format!("write to the socket: {e}"))?;
     let mut cfg = ChannelConfig::default();
     let eps = [
         cfg.endpoint(endpoint("file", &file, Access::READ_WRITE)?),
@@ -1404,8 +1508,12 @@ fn rulebook(t: &Target<'_>) -> Result<String, String> {
             )
             .map_err(|e| format!("register the pipe: {e}"))?,
         ),
+        cfg.endpoint(
+            Endpoint::socket("socket", &ours).map_err(|e| format!("register the socket: {e}"))?,
+        ),
     ];
-    if eps != [RB_FILE, RB_READ_ONLY, RB_PIPE] {
+    drop(ours); // the channel holds its own
+    if eps != [RB_FILE, RB_READ_ONLY, RB_PIPE, RB_SOCKET] {
         return Err(format!("endpoints registered as {eps:?}"));
     }
     let ch = (t.open)(cfg)?;
@@ -1449,6 +1557,27 @@ fn rulebook(t: &Target<'_>) -> Result<String, String> {
         wrong.push(format!(
             "the pipe holds {:?}, expected \"fghiEND\"",
             String::from_utf8_lossy(&piped)
+        ));
+    }
+    // The socket holds the good sends alone, and the good receives took every byte
+    // the host wrote (the kernel has ended: what it sent is there).
+    peer.set_nonblocking(true)
+        .map_err(|e| format!("socket: {e}"))?;
+    let mut sent = Vec::new();
+    let mut chunk = [0u8; 64];
+    loop {
+        match std::io::Read::read(&mut peer, &mut chunk) {
+            Ok(0) => break,
+            Ok(n) => sent.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => return Err(format!("read the socket: {e}")),
+        }
+    }
+    if sent != RB_SOCKET_OUT {
+        wrong.push(format!(
+            "the socket's peer got {:?}, expected {:?}",
+            String::from_utf8_lossy(&sent),
+            String::from_utf8_lossy(RB_SOCKET_OUT)
         ));
     }
     let content = std::fs::read(&path).map_err(|e| format!("read back: {e}"))?;

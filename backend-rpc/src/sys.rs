@@ -77,6 +77,25 @@ pub(crate) unsafe fn read(fd: BorrowedFd<'_>, buf: *mut u8, len: usize) -> Resul
     retrying(|| unsafe { libc::read(fd.as_raw_fd(), buf.cast(), len) })
 }
 
+/// `send(2)` with `MSG_NOSIGNAL`: on a socket whose peer closed, `EPIPE` and no
+/// `SIGPIPE` (whose default action would end the host process).
+///
+/// # Safety
+/// As [`pwrite`].
+pub(crate) unsafe fn send(fd: BorrowedFd<'_>, buf: *const u8, len: usize) -> Result<usize, Errno> {
+    // SAFETY: as in `pwrite`.
+    retrying(|| unsafe { libc::send(fd.as_raw_fd(), buf.cast(), len, libc::MSG_NOSIGNAL) })
+}
+
+/// `recv(2)` with no flags.
+///
+/// # Safety
+/// As [`pread`].
+pub(crate) unsafe fn recv(fd: BorrowedFd<'_>, buf: *mut u8, len: usize) -> Result<usize, Errno> {
+    // SAFETY: as in `pread`.
+    retrying(|| unsafe { libc::recv(fd.as_raw_fd(), buf.cast(), len, 0) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +112,25 @@ mod tests {
         let w = unsafe { pwrite(f.as_fd(), b.as_ptr(), 4, 8) };
         assert_eq!(w, Ok(4));
         assert_eq!(f.metadata().unwrap().len(), 12);
+    }
+
+    #[test]
+    fn send_to_a_closed_peer_is_epipe_and_recv_after_its_shutdown_is_zero() {
+        // (That no SIGPIPE comes with the EPIPE is shown where SIGPIPE is not ignored,
+        // as it is in this harness: tests/sockets.rs runs the mailbox in a child with
+        // the default action.)
+        let (ours, peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        peer.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut b = [0u8; 4];
+        // SAFETY: `b` is a live local buffer of 4 bytes.
+        assert_eq!(unsafe { recv(ours.as_fd(), b.as_mut_ptr(), 4) }, Ok(0));
+        drop(peer);
+        // SAFETY: as above.
+        let r = unsafe { send(ours.as_fd(), b.as_ptr(), 4) };
+        assert_eq!(r, Err(Errno::PIPE));
+        let f = tempfile::tempfile().unwrap();
+        // SAFETY: as above.
+        let r = unsafe { send(f.as_fd(), b.as_ptr(), 4) };
+        assert_eq!(r, Err(Errno::NOTSOCK), "send(2) on a file");
     }
 }

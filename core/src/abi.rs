@@ -52,7 +52,8 @@
 
 /// `Channel::magic`: "GPIO" read as a little-endian `u32`.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
-/// Bumped whenever any struct in this file changes.
+/// Bumped whenever any struct in this file changes, or what a request may say
+/// (6: the socket opcodes [`op::SEND`] and [`op::RECV`]; `QueueRing::polled_at`).
 pub const ABI_VERSION: u32 = 6;
 
 /// How requests travel. `Channel::transport`.
@@ -121,6 +122,13 @@ pub mod op {
     pub const WRITE: u32 = BASE | 3;
     /// `read(endpoint, staging[staging_off..+len])`: streams.
     pub const READ: u32 = BASE | 4;
+    /// `send(endpoint, staging[staging_off..+len], MSG_NOSIGNAL)`: a connected
+    /// socket alone (`-ENOTSOCK` on any other endpoint). A peer that closed gives
+    /// `-EPIPE`, never `SIGPIPE` to the host.
+    pub const SEND: u32 = BASE | 5;
+    /// `recv(endpoint, staging[staging_off..+len], 0)`: a connected socket alone
+    /// (`-ENOTSOCK` elsewhere); 0 once the peer shut down its side.
+    pub const RECV: u32 = BASE | 6;
 
     pub fn name(op: u32) -> &'static str {
         match op {
@@ -129,6 +137,8 @@ pub mod op {
             PREAD => "pread",
             WRITE => "write",
             READ => "read",
+            SEND => "send",
+            RECV => "recv",
             _ => "unknown",
         }
     }
@@ -665,6 +675,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_OP_PREAD" => op::PREAD as usize,
         "GPUIO_OP_WRITE" => op::WRITE as usize,
         "GPUIO_OP_READ" => op::READ as usize,
+        "GPUIO_OP_SEND" => op::SEND as usize,
+        "GPUIO_OP_RECV" => op::RECV as usize,
         "GPUIO_EP_FILE" => endpoint_kind::FILE as usize,
         "GPUIO_EP_SOCKET" => endpoint_kind::SOCKET as usize,
         "GPUIO_EP_PIPE" => endpoint_kind::PIPE as usize,
@@ -685,6 +697,25 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_STAMP_DONE" => stamp::DONE as usize,
         "GPUIO_STAMP_SHIFT" => stamp::SHIFT as usize,
         "GPUIO_MB_LOCK_WORDS" => MB_LOCK_WORDS as usize,
+    ];
+    // The header spells out the errnos it answers with (NVRTC has no errno.h); the
+    // host compares them with its own.
+    constants![
+        "GPUIO_EPERM" => libc::EPERM as usize,
+        "GPUIO_EBADF" => libc::EBADF as usize,
+        "GPUIO_EAGAIN" => libc::EAGAIN as usize,
+        "GPUIO_EACCES" => libc::EACCES as usize,
+        "GPUIO_EFAULT" => libc::EFAULT as usize,
+        "GPUIO_EINVAL" => libc::EINVAL as usize,
+        "GPUIO_ESPIPE" => libc::ESPIPE as usize,
+        "GPUIO_EPIPE" => libc::EPIPE as usize,
+        "GPUIO_ENOSYS" => libc::ENOSYS as usize,
+        "GPUIO_EPROTO" => libc::EPROTO as usize,
+        "GPUIO_EOVERFLOW" => libc::EOVERFLOW as usize,
+        "GPUIO_ENOTSOCK" => libc::ENOTSOCK as usize,
+        "GPUIO_EMSGSIZE" => libc::EMSGSIZE as usize,
+        "GPUIO_ESHUTDOWN" => libc::ESHUTDOWN as usize,
+        "GPUIO_ETIMEDOUT" => libc::ETIMEDOUT as usize,
     ];
     out
 }

@@ -33,16 +33,23 @@ impl EndpointKind {
         }
     }
 
-    /// Whether `op` makes sense on this kind (positioned ops need a file; a host
-    /// queue takes messages, not requests).
-    pub fn allows_op(self, op: u32) -> bool {
-        if self == Self::HostQueue {
-            return false;
-        }
+    /// Whether `op` makes sense on this kind, as the rulebook's rule 6 says
+    /// ([`crate::request`]): `Ok`, or the `-errno` it is refused with. Socket ops
+    /// need a socket (`-ENOTSOCK`, as `send(2)` on any other descriptor); positioned
+    /// ops need a file (`-ESPIPE`); a host queue takes messages, not requests
+    /// (`-ESPIPE`); an opcode of no I/O family is `-EINVAL`.
+    pub fn check_op(self, op: u32) -> Result<(), i32> {
         match op {
-            abi::op::PWRITE | abi::op::PREAD => self == Self::File,
-            abi::op::WRITE | abi::op::READ => true,
-            _ => false,
+            abi::op::SEND | abi::op::RECV if self != Self::Socket => Err(-libc::ENOTSOCK),
+            _ if self == Self::HostQueue => Err(-libc::ESPIPE),
+            abi::op::PWRITE | abi::op::PREAD if self != Self::File => Err(-libc::ESPIPE),
+            abi::op::PWRITE
+            | abi::op::PREAD
+            | abi::op::WRITE
+            | abi::op::READ
+            | abi::op::SEND
+            | abi::op::RECV => Ok(()),
+            _ => Err(-libc::EINVAL),
         }
     }
 }
@@ -73,11 +80,13 @@ impl Access {
             | (if self.write { abi::access::WRITE } else { 0 })
     }
 
-    /// Whether `op` is within this access.
+    /// Whether `op` is within this access: the ops that move bytes to the endpoint
+    /// (`PWRITE`, `WRITE`, `SEND`) need `write`, those that move bytes from it
+    /// (`PREAD`, `READ`, `RECV`) need `read`.
     pub fn allows_op(self, op: u32) -> bool {
         match op {
-            abi::op::PWRITE | abi::op::WRITE => self.write,
-            abi::op::PREAD | abi::op::READ => self.read,
+            abi::op::PWRITE | abi::op::WRITE | abi::op::SEND => self.write,
+            abi::op::PREAD | abi::op::READ | abi::op::RECV => self.read,
             _ => false,
         }
     }
@@ -184,8 +193,13 @@ impl Endpoint {
     }
 
     /// A connected stream socket (TCP, Unix), read and written by the kernel with
-    /// `gpuio_recv`/`gpuio_read` and `gpuio_send`/`gpuio_write` (a read returns what
-    /// one `read(2)` gave; a write may be short, like `write(2)`).
+    /// `gpuio_recv`/`gpuio_read` and `gpuio_send`/`gpuio_write`: on every transport
+    /// these are `recv(2)` and `send(2)` with `MSG_NOSIGNAL` (a receive returns what
+    /// one `recv(2)` gave, 0 once the peer shut down its side; a send may be short,
+    /// and one to a peer that closed is `-EPIPE`, never `SIGPIPE` to this process).
+    /// Registered for reading and writing: a socket cannot be reopened with less
+    /// access, so [`Endpoint::new`] with less works only on transports that check
+    /// every request on the host (forward, mailbox).
     ///
     /// ```
     /// let (ours, _peer) = std::os::unix::net::UnixStream::pair()?;

@@ -12,14 +12,37 @@
 //! | 2 | some handler of the chain knows the opcode | `-EINVAL` |
 //! | 3 | a NOP names nothing else: accepted | — |
 //! | 4 | the endpoint is registered | `-EBADF` |
-//! | 5 | the endpoint's declared access allows the op (write: `WRITE`, read: `READ`) | `-EBADF` |
-//! | 6 | the endpoint's kind allows the op (positioned ops need a file) | `-ESPIPE` |
+//! | 5 | the endpoint's declared access allows the op (`PWRITE`, `WRITE`, `SEND`: `WRITE`; `PREAD`, `READ`, `RECV`: `READ`) | `-EBADF` |
+//! | 6a | `SEND`/`RECV` name a socket | `-ENOTSOCK` |
+//! | 6b | the endpoint is not a host queue (it takes messages, not requests) | `-ESPIPE` |
+//! | 6c | positioned ops (`PWRITE`, `PREAD`) name a file | `-ESPIPE` |
 //! | 7 | `0 < len <= staging_len` | `-EINVAL` |
 //! | 8 | `staging_off + len <= staging_len` | `-EFAULT` |
 //! | 9 | positioned ops: `0 <= offset` and `offset + len <= i64::MAX` | `-EINVAL` |
 //!
-//! Stream ops (`WRITE`, `READ`) ignore `offset`; a NOP ignores every field but
-//! `op` and `flags`.
+//! Stream ops (`WRITE`, `READ`, `SEND`, `RECV`) ignore `offset`; a NOP ignores
+//! every field but `op` and `flags`.
+//!
+//! # Sockets
+//!
+//! A request that passed becomes a typed [`Request`], and on a socket endpoint
+//! every stream op becomes a socket op: `SEND` and `WRITE` are [`Request::Send`],
+//! `RECV` and `READ` are [`Request::Recv`]. Every transport then does the socket's
+//! own call (`IORING_OP_SEND`/`IORING_OP_RECV` on forward, `send(2)`/`recv(2)` on
+//! mailbox), always with `MSG_NOSIGNAL`: a peer that closed answers `-EPIPE` and
+//! never raises `SIGPIPE` in the host, whichever opcode a kernel picked. (On a
+//! socket `write(2)` is `send(2)` without flags and `read(2)` is `recv(2)`, so
+//! nothing else changes.) The opcodes are apart from `WRITE`/`READ` so that a
+//! kernel can say "a socket" and be refused (`-ENOTSOCK`, rule 6a) where the
+//! endpoint is none, as `send(2)` is on a file; `gpuio_send`/`gpuio_recv` use them
+//! on socket endpoints and `WRITE`/`READ` on pipes, whose calls are `write(2)` and
+//! `read(2)`.
+//!
+//! Why opcodes checked here rather than a per-transport translation of `WRITE` on
+//! a socket: the rulebook is the one place that knows both the op and the
+//! endpoint's kind, so it types the request once; the transports only carry out a
+//! typed request, with no `match` on the endpoint of their own and so no way to
+//! answer differently.
 //!
 //! # Where the same table is enforced
 //!
@@ -32,6 +55,13 @@
 //!   registration and restrictions then bound it (see `gpuio/direct.h`, "What the
 //!   ring itself enforces"): rules 2, 4, 5 and 8 hold in io_uring's own terms
 //!   (other errnos), rules 1, 6, 7 and 9 cannot be enforced by the kernel.
+//!   The direct ring carries [`Request::Send`] and [`Request::Recv`] as
+//!   `WRITE_FIXED`/`READ_FIXED` on the socket's fixed file, not as
+//!   `IORING_OP_SEND`/`RECV`: those take a plain buffer address that no restriction
+//!   confines to the staging area, so allowing them would let a kernel's own SQE
+//!   send any host memory to the socket or receive into it. On a socket the two
+//!   calls are the same, and the ring's SQPOLL thread, which issues them, keeps
+//!   every signal blocked, so there too a closed peer is `-EPIPE` and no signal.
 //!
 //! `src/conformance.rs` runs one table of bad requests through all three
 //! transports and expects the same answers from each.
@@ -47,7 +77,7 @@
 use std::borrow::Borrow;
 
 use crate::abi;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, EndpointKind};
 
 /// `-errno`, the answer a refused request gets.
 pub type Errno = i32;
@@ -105,6 +135,12 @@ pub enum Request {
     Write { endpoint: u32, staging: Staging },
     /// `read(endpoint, staging)`.
     Read { endpoint: u32, staging: Staging },
+    /// `send(endpoint, staging, MSG_NOSIGNAL)` on a connected socket: a `SEND`, or a
+    /// `WRITE` on a socket endpoint.
+    Send { endpoint: u32, staging: Staging },
+    /// `recv(endpoint, staging, 0)` on a connected socket: a `RECV`, or a `READ` on
+    /// a socket endpoint.
+    Recv { endpoint: u32, staging: Staging },
 }
 
 impl Request {
@@ -116,6 +152,8 @@ impl Request {
             Request::Pread { .. } => "pread",
             Request::Write { .. } => "write",
             Request::Read { .. } => "read",
+            Request::Send { .. } => "send",
+            Request::Recv { .. } => "recv",
         }
     }
 }
@@ -155,7 +193,8 @@ pub trait Handler: Sync {
     fn check(&self, req: &abi::Request, bounds: &Bounds<'_>) -> Verdict;
 }
 
-/// The I/O family: NOP, PWRITE, PREAD, WRITE, READ (rules 3 to 9 of the table).
+/// The I/O family: NOP, PWRITE, PREAD, WRITE, READ, SEND, RECV (rules 3 to 9 of
+/// the table).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IoRules;
 
@@ -166,6 +205,8 @@ enum Io {
     Pread,
     Write,
     Read,
+    Send,
+    Recv,
 }
 
 impl Handler for IoRules {
@@ -176,6 +217,8 @@ impl Handler for IoRules {
             abi::op::PREAD => Io::Pread,
             abi::op::WRITE => Io::Write,
             abi::op::READ => Io::Read,
+            abi::op::SEND => Io::Send,
+            abi::op::RECV => Io::Recv,
             _ => return Verdict::Unhandled,
         };
         match io_rules(io, req, bounds) {
@@ -190,9 +233,7 @@ fn io_rules(io: Io, req: &abi::Request, bounds: &Bounds<'_>) -> Result<Request, 
     if !ep.access.allows_op(req.op) {
         return Err(-libc::EBADF);
     }
-    if !ep.kind.allows_op(req.op) {
-        return Err(-libc::ESPIPE);
-    }
+    ep.kind.check_op(req.op)?;
     let staging_len = bounds.staging_len();
     if req.len == 0 || u64::from(req.len) > staging_len {
         return Err(-libc::EINVAL);
@@ -210,6 +251,7 @@ fn io_rules(io: Io, req: &abi::Request, bounds: &Bounds<'_>) -> Result<Request, 
         len: req.len as usize,
     };
     let endpoint = req.endpoint;
+    let socket = ep.kind == EndpointKind::Socket;
     let position = || -> Result<u64, Errno> {
         if req.offset < 0 || req.offset > i64::MAX - i64::from(req.len) {
             return Err(-libc::EINVAL);
@@ -227,8 +269,13 @@ fn io_rules(io: Io, req: &abi::Request, bounds: &Bounds<'_>) -> Result<Request, 
             staging,
             offset: position()?,
         },
+        // On a socket every stream op is the socket's own (module doc, "Sockets").
+        Io::Send | Io::Write if socket => Request::Send { endpoint, staging },
+        Io::Recv | Io::Read if socket => Request::Recv { endpoint, staging },
         Io::Write => Request::Write { endpoint, staging },
         Io::Read => Request::Read { endpoint, staging },
+        // Rule 6a let these through on sockets alone.
+        Io::Send | Io::Recv => return Err(-libc::ENOTSOCK),
     })
 }
 
@@ -416,6 +463,108 @@ mod tests {
                 Ok(Request::Write { endpoint: 0, .. })
             ),
             "a stream op ignores its offset"
+        );
+    }
+
+    #[test]
+    fn send_and_recv_need_a_socket_and_on_a_socket_every_stream_op_is_a_socket_op() {
+        use std::os::fd::AsFd;
+        let (_f, mut eps) = table();
+        let (sock, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (_rx, tx) = std::io::pipe().unwrap();
+        let (file, ro_file, socket, pipe, ro_socket, queue) = (0, 1, 2, 3, 4, 5);
+        eps.push(Endpoint::socket("socket", &sock).unwrap());
+        eps.push(Endpoint::new("pipe", EndpointKind::Pipe, Access::WRITE, tx.as_fd()).unwrap());
+        eps.push(
+            Endpoint::new(
+                "ro socket",
+                EndpointKind::Socket,
+                Access::READ,
+                sock.as_fd(),
+            )
+            .unwrap(),
+        );
+        eps.push(Endpoint::queue_to_host("queue", Default::default()));
+        let v = |op, endpoint| validate(&req(op, endpoint, 0, 8), &eps, 4096);
+        let staging = Staging { off: 0, len: 8 };
+        let send = Ok(Request::Send {
+            endpoint: socket,
+            staging,
+        });
+        let recv = Ok(Request::Recv {
+            endpoint: socket,
+            staging,
+        });
+        assert_eq!(v(abi::op::SEND, socket), send);
+        assert_eq!(
+            v(abi::op::WRITE, socket),
+            send,
+            "write(2) on a socket is a send"
+        );
+        assert_eq!(v(abi::op::RECV, socket), recv);
+        assert_eq!(
+            v(abi::op::READ, socket),
+            recv,
+            "read(2) on a socket is a recv"
+        );
+        let enotsock = Err(-libc::ENOTSOCK);
+        assert_eq!(v(abi::op::SEND, file), enotsock, "send on a file");
+        assert_eq!(v(abi::op::RECV, file), enotsock, "recv on a file");
+        assert_eq!(v(abi::op::SEND, pipe), enotsock, "send on a pipe");
+        assert_eq!(v(abi::op::SEND, queue), enotsock, "send on a host queue");
+        assert_eq!(
+            v(abi::op::WRITE, pipe),
+            Ok(Request::Write {
+                endpoint: pipe,
+                staging
+            }),
+            "a pipe keeps write(2)"
+        );
+        assert_eq!(
+            v(abi::op::WRITE, queue),
+            Err(-libc::ESPIPE),
+            "a host queue takes no request"
+        );
+        let ebadf = Err(-libc::EBADF);
+        assert_eq!(
+            v(abi::op::SEND, ro_socket),
+            ebadf,
+            "send on a read-only socket"
+        );
+        assert_eq!(
+            v(abi::op::WRITE, ro_socket),
+            ebadf,
+            "write on a read-only socket"
+        );
+        assert_eq!(v(abi::op::SEND, ro_file), ebadf, "access before kind");
+        assert_eq!(v(abi::op::RECV, pipe), ebadf, "access before kind");
+        assert_eq!(v(abi::op::RECV, ro_file), enotsock);
+        assert_eq!(
+            v(abi::op::PWRITE, socket),
+            Err(-libc::ESPIPE),
+            "pwrite on a socket"
+        );
+        assert_eq!(
+            validate(&req(abi::op::SEND, socket, 0, 0), &eps, 4096),
+            Err(-libc::EINVAL),
+            "len 0"
+        );
+        assert_eq!(
+            validate(&req(abi::op::RECV, socket, 4090, 8), &eps, 4096),
+            Err(-libc::EFAULT),
+            "outside staging"
+        );
+        assert_eq!(
+            validate(
+                &abi::Request {
+                    flags: libc::MSG_DONTWAIT as u32,
+                    ..req(abi::op::SEND, socket, 0, 8)
+                },
+                &eps,
+                4096
+            ),
+            Err(-libc::EINVAL),
+            "the host picks a send's flags; the request's are reserved"
         );
     }
 

@@ -1,7 +1,8 @@
 //! Properties of the host's rulebook (`gpuio_core::request`), on arbitrary
 //! requests against a small table of real endpoints: every refusal is the errno a
 //! plain reference model of the rules gives, and every accepted request lies inside
-//! the staging area and is allowed by its endpoint's access and kind.
+//! the staging area and is allowed by its endpoint's access and kind, and every
+//! stream op on a socket (and only there) is typed as the socket's own.
 
 use std::fs::File;
 use std::os::fd::AsFd;
@@ -51,6 +52,14 @@ fn table() -> Table {
             a.as_fd(),
         )
         .unwrap(),
+        Endpoint::new(
+            "read-only socket",
+            EndpointKind::Socket,
+            Access::READ,
+            a.as_fd(),
+        )
+        .unwrap(),
+        Endpoint::queue_to_host("queue to the host", Default::default()),
     ];
     Table {
         endpoints,
@@ -63,17 +72,25 @@ fn model(r: &abi::Request, eps: &[Endpoint], staging_len: u64) -> Result<(), i32
     if r.flags != 0 {
         return Err(-libc::EINVAL);
     }
-    let (writes, positioned) = match r.op {
+    let (writes, positioned, socket) = match r.op {
         op::NOP => return Ok(()),
-        op::PWRITE => (true, true),
-        op::PREAD => (false, true),
-        op::WRITE => (true, false),
-        op::READ => (false, false),
+        op::PWRITE => (true, true, false),
+        op::PREAD => (false, true, false),
+        op::WRITE => (true, false, false),
+        op::READ => (false, false, false),
+        op::SEND => (true, false, true),
+        op::RECV => (false, false, true),
         _ => return Err(-libc::EINVAL),
     };
     let ep = eps.get(r.endpoint as usize).ok_or(-libc::EBADF)?;
     if (writes && !ep.access.write) || (!writes && !ep.access.read) {
         return Err(-libc::EBADF);
+    }
+    if socket && ep.kind != EndpointKind::Socket {
+        return Err(-libc::ENOTSOCK);
+    }
+    if ep.kind == EndpointKind::HostQueue {
+        return Err(-libc::ESPIPE);
     }
     if positioned && ep.kind != EndpointKind::File {
         return Err(-libc::ESPIPE);
@@ -106,11 +123,13 @@ fn near(edges: Vec<u64>) -> impl Strategy<Value = u64> {
 
 fn request(staging_len: u64) -> impl Strategy<Value = abi::Request> {
     let ops = prop_oneof![
-        6 => prop::sample::select(vec![op::NOP, op::PWRITE, op::PREAD, op::WRITE, op::READ]),
+        6 => prop::sample::select(vec![
+            op::NOP, op::PWRITE, op::PREAD, op::WRITE, op::READ, op::SEND, op::RECV,
+        ]),
         1 => (0u32..8).prop_map(|n| op::BASE | n),
         1 => any::<u32>(),
     ];
-    let endpoint = prop_oneof![8 => 0u32..8, 1 => any::<u32>()];
+    let endpoint = prop_oneof![8 => 0u32..10, 1 => any::<u32>()];
     let len = near(vec![0, 1, 4096, staging_len, u64::from(u32::MAX)]).prop_map(|v| v as u32);
     let flags = prop_oneof![6 => Just(0u32), 1 => any::<u32>(), 1 => Just(libc::RWF_APPEND as u32)];
     let staging_off = near(vec![0, 4096, staging_len / 2, staging_len, u64::MAX]);
@@ -161,26 +180,33 @@ fn an_accepted_request_lies_in_staging_and_is_allowed_by_its_endpoint() {
     proptest!(config(), |((staging_len, r) in case())| {
         let Ok(checked) = validate(&r, &t.endpoints, staging_len) else { return Ok(()) };
         accepted.set(accepted.get() + 1);
-        let (endpoint, staging, offset, writes) = match checked {
+        let (endpoint, staging, offset, writes, socket) = match checked {
             Request::Nop => {
                 prop_assert_eq!(r.op, op::NOP);
                 return Ok(());
             }
-            Request::Pwrite { endpoint, staging, offset } => (endpoint, staging, Some(offset), true),
-            Request::Pread { endpoint, staging, offset } => (endpoint, staging, Some(offset), false),
-            Request::Write { endpoint, staging } => (endpoint, staging, None, true),
-            Request::Read { endpoint, staging } => (endpoint, staging, None, false),
+            Request::Pwrite { endpoint, staging, offset } => (endpoint, staging, Some(offset), true, false),
+            Request::Pread { endpoint, staging, offset } => (endpoint, staging, Some(offset), false, false),
+            Request::Write { endpoint, staging } => (endpoint, staging, None, true, false),
+            Request::Read { endpoint, staging } => (endpoint, staging, None, false, false),
+            Request::Send { endpoint, staging } => (endpoint, staging, None, true, true),
+            Request::Recv { endpoint, staging } => (endpoint, staging, None, false, true),
         };
-        let want_op = match (offset.is_some(), writes) {
-            (true, true) => op::PWRITE,
-            (true, false) => op::PREAD,
-            (false, true) => op::WRITE,
-            (false, false) => op::READ,
+        // On a socket a stream op of either family is the socket's own.
+        let want_ops: &[u32] = match (offset.is_some(), writes, socket) {
+            (true, true, _) => &[op::PWRITE],
+            (true, false, _) => &[op::PREAD],
+            (false, true, false) => &[op::WRITE],
+            (false, false, false) => &[op::READ],
+            (false, true, true) => &[op::SEND, op::WRITE],
+            (false, false, true) => &[op::RECV, op::READ],
         };
-        prop_assert_eq!(r.op, want_op);
+        prop_assert!(want_ops.contains(&r.op), "{:?} from op {:#x}", checked, r.op);
         prop_assert_eq!(r.flags, 0);
         prop_assert_eq!(endpoint, r.endpoint);
         let ep = &t.endpoints[endpoint as usize];
+        prop_assert_ne!(ep.kind, EndpointKind::HostQueue);
+        prop_assert_eq!(socket, ep.kind == EndpointKind::Socket, "{:?} on {}", checked, ep.name);
         let allowed = if writes { ep.access.write } else { ep.access.read };
         prop_assert!(allowed, "{:?} on {}", checked, ep.name);
         prop_assert_eq!(staging.off() as u64, r.staging_off);

@@ -28,7 +28,8 @@
  *
  * Calls. All return >= 0 or -errno (EBADF: no such endpoint or not registered for
  * that access; EINVAL: a bad length or offset, or a null `ch`; ESPIPE: a
- * positioned call on a stream), never trap (not even on a null `ch`), give up with -ETIMEDOUT at their deadline, and return
+ * positioned call on a stream; EPIPE: a send or write to a socket or pipe whose
+ * peer closed - never a SIGPIPE in the host, on any transport), never trap (not even on a null `ch`), give up with -ETIMEDOUT at their deadline, and return
  * -ESHUTDOWN once the host closes the channel:
  *   gpuio_i64 gpuio_pwrite(ch, gpuio_u32 ep, const void *buf, gpuio_u64 len, gpuio_i64 off)
  *   gpuio_i64 gpuio_pread (ch, gpuio_u32 ep, void *buf, gpuio_u64 len, gpuio_i64 off)
@@ -36,7 +37,8 @@
  *       short like pwrite(2)/pread(2) (0 at end of file)
  *   gpuio_i64 gpuio_write(ch, ep, buf, len)   gpuio_i64 gpuio_read(ch, ep, buf, len)
  *       streams (stdout, pipes, sockets, O_APPEND files); read returns what one
- *       read(2) gave, at most one slot
+ *       read(2) gave, at most one slot. On a socket they are send(2) with
+ *       MSG_NOSIGNAL and recv(2), as gpuio_send / gpuio_recv
  *   gpuio_i64 gpuio_printf(ch, fmt, ...)      to the host's stdout endpoint (gpuio_printf
  *   gpuio_i64 gpuio_fprintf(ch, ep, fmt, ...) writes there) as one whole line, so output
  *       of different threads never interleaves within a call; add the '\n' yourself.
@@ -69,8 +71,10 @@
  *       channel's slots until then, so keep fewer in flight (all threads together)
  *       than the channel has slots (256 by default)
  * Messages (host queues: framed messages to and from the host program itself, no
- * syscall and no round trip per message; on a pipe or socket endpoint these are
- * gpuio_write / gpuio_read):
+ * syscall and no round trip per message). On a socket endpoint gpuio_send is
+ * send(2) with MSG_NOSIGNAL (split into slot-sized requests; may be short) and
+ * gpuio_recv one recv(2) of at most a slot (0 once the peer shut down its side);
+ * on a pipe they are gpuio_write / gpuio_read:
  *   gpuio_i64 gpuio_send(ch, ep, msg, len)      one message of at most the queue's
  *       maximum (-EMSGSIZE): len or -errno. The lanes of a warp that send together
  *       make one reservation and one publish. A full queue is waited on until the

@@ -709,7 +709,8 @@ GPUIO_KERNEL(gpuio_k_queue_misuse)(const gpuio_channel *ch, gpuio_u64 *p) {
 
 /* The rulebook's table (src/conformance.rs): each request of a table the host
  * wrote, made raw (through the transport, past the public calls' checks) or
- * through the public call for its opcode; every transport must answer each the
+ * through the public call for its opcode (SEND / RECV: gpuio_send / gpuio_recv,
+ * which pick the socket ops on a socket endpoint); every transport must answer each the
  * same. Before it starts, byte i of the kernel's own staging area is
  * 'a' + i % 26 (i < 64), for the table's good requests to write.
  * params: [0] device address of gpuio_request[n], [1] n, [2 + i] in: 0 raw,
@@ -738,6 +739,10 @@ GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
       res = r.len <= sizeof buf ? gpuio_write(ch, r.endpoint, user, r.len) : -GPUIO_EMSGSIZE;
     } else if (r.op == GPUIO_OP_READ) {
       res = r.len <= sizeof buf ? gpuio_read(ch, r.endpoint, buf, r.len) : -GPUIO_EMSGSIZE;
+    } else if (r.op == GPUIO_OP_SEND) {
+      res = r.len <= sizeof buf ? gpuio_send(ch, r.endpoint, user, r.len) : -GPUIO_EMSGSIZE;
+    } else if (r.op == GPUIO_OP_RECV) {
+      res = r.len <= sizeof buf ? gpuio_recv(ch, r.endpoint, buf, r.len) : -GPUIO_EMSGSIZE;
     } else {
       res = gpuio_impl_request_staged(ch, r);
     }

@@ -1,5 +1,10 @@
 //! The mailbox server: host threads that answer ports with plain syscalls.
 //!
+//! Each typed request is one plain syscall: `pwrite`/`pread` on files,
+//! `write`/`read` on pipes, `send` with `MSG_NOSIGNAL` and `recv` on sockets (the
+//! rulebook makes every stream op on a socket one of those), so a send to a closed
+//! peer answers `-EPIPE` and never raises `SIGPIPE` in the host.
+//!
 //! Each server thread owns the ports `first, first + stride, …` and scans them
 //! round-robin: every pending port is answered once per round, so no port starves
 //! another. A round that finds nothing backs off ([`Backoff`]) to almost no CPU.
@@ -295,8 +300,12 @@ pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
 fn ready(shared: &Shared, req: &Request) -> bool {
     use rustix::event::{poll, PollFd, PollFlags};
     let (endpoint, events) = match *req {
-        Request::Read { endpoint, .. } => (endpoint, PollFlags::IN),
-        Request::Write { endpoint, .. } => (endpoint, PollFlags::OUT),
+        Request::Read { endpoint, .. } | Request::Recv { endpoint, .. } => {
+            (endpoint, PollFlags::IN)
+        }
+        Request::Write { endpoint, .. } | Request::Send { endpoint, .. } => {
+            (endpoint, PollFlags::OUT)
+        }
         Request::Nop | Request::Pwrite { .. } | Request::Pread { .. } => return true,
     };
     let Some(fd) = shared
@@ -347,7 +356,9 @@ pub(crate) fn execute(shared: &Shared, req: &Request) -> i64 {
             endpoint, staging, ..
         }
         | Request::Write { endpoint, staging }
-        | Request::Read { endpoint, staging } => (endpoint, staging),
+        | Request::Read { endpoint, staging }
+        | Request::Send { endpoint, staging }
+        | Request::Recv { endpoint, staging } => (endpoint, staging),
     };
     let Some(fd) = shared
         .endpoints
@@ -370,6 +381,8 @@ pub(crate) fn execute(shared: &Shared, req: &Request) -> i64 {
             Request::Pread { offset, .. } => sys::pread(fd, buf, len, at(offset)),
             Request::Write { .. } => sys::write(fd, buf, len),
             Request::Read { .. } => sys::read(fd, buf, len),
+            Request::Send { .. } => sys::send(fd, buf, len),
+            Request::Recv { .. } => sys::recv(fd, buf, len),
             Request::Nop => return 0,
         }
     };

@@ -9,7 +9,10 @@
 //!   fixed-file table in index order, the staging area is fixed buffer 0, and only
 //!   `NOP`, `READ_FIXED` and `WRITE_FIXED` with `IOSQE_FIXED_FILE` are accepted —
 //!   so whatever bytes a kernel writes into an SQE, it reaches only registered files
-//!   and staging memory. Each registered file carries exactly its endpoint's
+//!   and staging memory. Sockets' `SEND`/`RECV` requests go as `WRITE_FIXED`/
+//!   `READ_FIXED` too (the same calls on a socket): io_uring's `SEND`/`RECV` take a
+//!   buffer address no restriction binds to the staging area, so the ring refuses
+//!   them (`crate::request`, "Sockets"). Each registered file carries exactly its endpoint's
 //!   declared access ([`Endpoint::fd_with_declared_access`]: a file opened
 //!   read-write but declared read-only is registered as a read-only reopening), so
 //!   a raw `WRITE_FIXED` on it fails with `-EBADF` in io_uring itself; an endpoint

@@ -1,5 +1,9 @@
 //! The forwarder thread: takes READY entries in any order, validates them,
 //! batches them into its io_uring, reaps completions and answers in place.
+//!
+//! Each typed request is one SQE: `WRITE`/`READ` for files and pipes (offset -1
+//! for streams: the file position), `SEND` with `MSG_NOSIGNAL` and `RECV` for
+//! sockets (the rulebook makes every stream op on a socket one of those).
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -362,8 +366,20 @@ impl Forwarder {
                 }
             }};
         }
-        // Stream ops pass u64::MAX (-1): the file position (ignored by pipes and
-        // sockets).
+        macro_rules! socket {
+            ($op:ident, $ep:expr, $ptr:expr, $staging:expr, $flags:expr) => {{
+                let (ep, len) = ($ep, $staging.len() as u32);
+                match self.files {
+                    Files::Fixed => opcode::$op::new(types::Fixed(ep), $ptr, len)
+                        .flags($flags)
+                        .build(),
+                    Files::Raw => opcode::$op::new(types::Fd(self.fds[ep as usize]), $ptr, len)
+                        .flags($flags)
+                        .build(),
+                }
+            }};
+        }
+        // Stream ops pass u64::MAX (-1): the file position (ignored by pipes).
         match *req {
             Request::Nop => opcode::Nop::new().build(),
             Request::Pwrite {
@@ -384,6 +400,16 @@ impl Forwarder {
                 endpoint: ep,
                 staging: s,
             } => rw!(Read, ep, ptr(s), s, u64::MAX),
+            // MSG_NOSIGNAL: the send runs in this thread (io_uring_enter issues it
+            // inline), and a peer that closed must answer -EPIPE, not kill the host.
+            Request::Send {
+                endpoint: ep,
+                staging: s,
+            } => socket!(Send, ep, ptr(s).cast_const(), s, libc::MSG_NOSIGNAL),
+            Request::Recv {
+                endpoint: ep,
+                staging: s,
+            } => socket!(Recv, ep, ptr(s), s, 0),
         }
     }
 

@@ -14,7 +14,10 @@
 //! idle log costs next to no CPU. On a stream (pipe, socket, tty) it writes at most
 //! `PIPE_BUF` bytes of whole lines at a time after `poll` says there is room, so a
 //! reader that stops reading never blocks it past the channel's close bound and
-//! lines from other writers to the same pipe never land inside one of ours.
+//! lines from other writers to the same pipe never land inside one of ours. On a
+//! socket each write is `send(2)` with `MSG_NOSIGNAL`, as a kernel's own sends are
+//! (`crate::request`, "Sockets"): a reader that closed ends the log with `EPIPE`
+//! (reported, the lines counted lost) and never raises `SIGPIPE` in the host.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -158,9 +161,12 @@ impl LogDrain {
             .fd()
             .and_then(|fd| rustix::fs::fstat(fd).ok())
             .map(|st| FileType::from_raw_mode(st.st_mode));
-        let stream = match file_type {
-            Some(t) => t != FileType::RegularFile,
-            None => endpoint.kind != EndpointKind::File,
+        let sink = match file_type {
+            Some(FileType::Socket) => Sink::Socket,
+            Some(FileType::RegularFile) => Sink::File,
+            Some(_) => Sink::Stream,
+            None if endpoint.kind == EndpointKind::File => Sink::File,
+            None => Sink::Stream,
         };
         let threads = match file_type {
             Some(FileType::RegularFile | FileType::Fifo) => threads,
@@ -176,7 +182,7 @@ impl LogDrain {
             let idle = Idle::new(k, peers.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("gpuio-log-{}-{k}", endpoint.name))
-                .spawn(move || drain(rx, &endpoint, stream, &stats, &abandon, idle));
+                .spawn(move || drain(rx, &endpoint, sink, &stats, &abandon, idle));
             match spawned {
                 Ok(t) => this.threads.push(t),
                 Err(e) => {
@@ -230,12 +236,30 @@ impl Drop for LogDrain {
     }
 }
 
+/// What a log writes to, as its descriptor says (not as it was registered).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sink {
+    /// A regular file: any number of bytes per write.
+    File,
+    /// A pipe, tty or other stream: `PIPE_BUF` bytes at a time, once `poll` says
+    /// there is room.
+    Stream,
+    /// A socket: as a stream, with `send(2)` and `MSG_NOSIGNAL`.
+    Socket,
+}
+
+impl Sink {
+    fn stream(self) -> bool {
+        self != Sink::File
+    }
+}
+
 /// The thread: gathers lines, writes them, until the channel closes and the rings
 /// are empty.
 fn drain(
     mut rx: Receiver,
     endpoint: &Endpoint,
-    stream: bool,
+    sink: Sink,
     stats: &LogStats,
     abandon: &AtomicBool,
     mut idle: Idle,
@@ -244,7 +268,11 @@ fn drain(
         stats.fail("the endpoint has no descriptor".into());
         return;
     };
-    let batch_max = if stream { STREAM_BATCH } else { FILE_BATCH };
+    let batch_max = if sink.stream() {
+        STREAM_BATCH
+    } else {
+        FILE_BATCH
+    };
     let mut batch: Vec<u8> = Vec::with_capacity(FILE_BATCH + rx.max_message());
     // Where each gathered line ends in `batch`.
     let mut ends: Vec<usize> = Vec::new();
@@ -283,7 +311,7 @@ fn drain(
             while upto < ends.len() && ends[upto] - from <= batch_max {
                 upto += 1;
             }
-            match write_all(fd, &batch[from..ends[upto - 1]], stream, abandon) {
+            match write_all(fd, &batch[from..ends[upto - 1]], sink, abandon) {
                 Ok(()) => {
                     stats
                         .lines
@@ -316,12 +344,12 @@ fn drain(
 fn write_all(
     fd: BorrowedFd<'_>,
     mut bytes: &[u8],
-    stream: bool,
+    sink: Sink,
     abandon: &AtomicBool,
 ) -> Result<(), std::io::Error> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     while !bytes.is_empty() {
-        if stream {
+        if sink.stream() {
             let mut fds = [PollFd::new(&fd, PollFlags::OUT)];
             let wait = Timespec {
                 tv_sec: 0,
@@ -342,7 +370,11 @@ fn write_all(
                 Err(e) => return Err(e.into()),
             }
         }
-        match rustix::io::write(fd.as_fd(), bytes) {
+        let wrote = match sink {
+            Sink::Socket => rustix::net::send(fd.as_fd(), bytes, rustix::net::SendFlags::NOSIGNAL),
+            Sink::File | Sink::Stream => rustix::io::write(fd.as_fd(), bytes),
+        };
+        match wrote {
             Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
             Ok(n) => bytes = &bytes[n..],
             Err(rustix::io::Errno::INTR) | Err(rustix::io::Errno::AGAIN) => continue,

@@ -30,7 +30,10 @@ impl Restrictions {
     /// What gpuio issues: `NOP`, `READ_FIXED`, `WRITE_FIXED`, always on a fixed file
     /// (`IOSQE_FIXED_FILE` required, no other flag allowed). With the staging area
     /// as the only fixed buffer and the endpoints as the only fixed files, an SQE
-    /// can touch nothing else. The host may cancel requests in flight
+    /// can touch nothing else. Not `SEND`/`RECV`: their buffer is a plain address
+    /// that nothing binds to the fixed buffer (sockets take `READ_FIXED` and
+    /// `WRITE_FIXED`, which on a socket are `recv(2)` and `send(2)`). The host may
+    /// cancel requests in flight
     /// (`IORING_REGISTER_SYNC_CANCEL`: [`SqpollRing::cancel_all`], used at close);
     /// nothing may be registered or re-registered.
     pub fn gpuio() -> Self {
@@ -544,6 +547,45 @@ pub(crate) mod tests {
         assert_eq!(run(&ring, openat), -libc::EACCES, "opcode not allowed");
         assert_eq!(len(&secret), 0);
         assert_eq!(len(&out), 0);
+    }
+
+    /// SEND and RECV take a plain buffer address, which nothing binds to the fixed
+    /// buffer: the ring refuses them even on a socket fixed file, and a socket is
+    /// sent to and received from with WRITE_FIXED / READ_FIXED instead.
+    #[test]
+    fn restrictions_refuse_send_and_recv_and_a_socket_takes_write_fixed_and_read_fixed() {
+        use std::io::Write;
+        use std::os::unix::net::UnixStream;
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let (ring, staging) = confined_ring_of(&[Some(ours.as_fd())], Duration::from_millis(50));
+        let secret = [0x5au8; 64];
+        let send = opcode::Send::new(types::Fixed(0), secret.as_ptr(), 64)
+            .flags(libc::MSG_NOSIGNAL)
+            .build();
+        assert_eq!(run(&ring, send), -libc::EACCES, "SEND is not allowed");
+        let mut landing = [0u8; 64];
+        peer.write_all(b"ping").unwrap();
+        let recv = opcode::Recv::new(types::Fixed(0), landing.as_mut_ptr(), 64).build();
+        assert_eq!(run(&ring, recv), -libc::EACCES, "RECV is not allowed");
+        assert_eq!(landing, [0u8; 64]);
+        let buf = staging.region().host_ptr.as_ptr();
+        let r = opcode::ReadFixed::new(types::Fixed(0), buf, 64, 0)
+            .offset(u64::MAX)
+            .build();
+        assert_eq!(run(&ring, r), 4, "the socket's bytes, read into staging");
+        staging.write_bytes(0, b"pong").unwrap();
+        let w = opcode::WriteFixed::new(types::Fixed(0), buf, 4, 0)
+            .offset(u64::MAX)
+            .build();
+        assert_eq!(run(&ring, w), 4);
+        peer.set_nonblocking(true).unwrap();
+        let mut got = [0u8; 8];
+        assert_eq!(
+            peer.read(&mut got).unwrap(),
+            4,
+            "only the WRITE_FIXED arrived"
+        );
+        assert_eq!(&got[..4], b"pong");
     }
 
     #[test]

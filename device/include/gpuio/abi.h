@@ -63,6 +63,9 @@ static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 #define GPUIO_OP_PREAD (GPUIO_OP_BASE | 2u)
 #define GPUIO_OP_WRITE (GPUIO_OP_BASE | 3u)
 #define GPUIO_OP_READ (GPUIO_OP_BASE | 4u)
+/* send(2) with MSG_NOSIGNAL / recv(2): connected sockets alone (-ENOTSOCK elsewhere). */
+#define GPUIO_OP_SEND (GPUIO_OP_BASE | 5u)
+#define GPUIO_OP_RECV (GPUIO_OP_BASE | 6u)
 
 #define GPUIO_SLOT_FREE 0u
 #define GPUIO_SLOT_IN_FLIGHT 1u

@@ -28,7 +28,8 @@
 #ifndef GPUIO_API_H
 #define GPUIO_API_H
 
-/* Linux errno values (NVRTC has no errno.h). */
+/* Linux errno values (NVRTC has no errno.h); the build compares each with the
+ * host's (core/src/abi.rs, layout()). */
 #define GPUIO_EPERM 1
 #define GPUIO_EBADF 9
 #define GPUIO_EAGAIN 11
@@ -36,9 +37,11 @@
 #define GPUIO_EFAULT 14
 #define GPUIO_EINVAL 22
 #define GPUIO_ESPIPE 29
+#define GPUIO_EPIPE 32
 #define GPUIO_ENOSYS 38
 #define GPUIO_EPROTO 71
 #define GPUIO_EOVERFLOW 75
+#define GPUIO_ENOTSOCK 88
 #define GPUIO_EMSGSIZE 90
 #define GPUIO_ESHUTDOWN 108
 #define GPUIO_ETIMEDOUT 110
@@ -312,21 +315,31 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
   return 0;
 }
 
+/* Whether an I/O opcode moves bytes to its endpoint (PWRITE, WRITE, SEND), names a
+ * file position (PWRITE, PREAD), or needs a socket (SEND, RECV). */
+GPUIO_FN bool gpuio_impl_op_writes(gpuio_u32 op) {
+  return op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE || op == GPUIO_OP_SEND;
+}
+GPUIO_FN bool gpuio_impl_op_positioned(gpuio_u32 op) { return op == GPUIO_OP_PWRITE || op == GPUIO_OP_PREAD; }
+GPUIO_FN bool gpuio_impl_op_socket(gpuio_u32 op) { return op == GPUIO_OP_SEND || op == GPUIO_OP_RECV; }
+
 /* The rulebook (core/src/request.rs has the table): the same rules, in the same
  * order and with the same answers, as the host's validation on forward and mailbox.
  * Every public call checks its request with it; on direct, gpuio_direct_submit
  * checks again where a request becomes an SQE, since no host ever sees it. */
 GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_request *r) {
-  const bool positioned = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_PREAD;
-  const bool writes = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_WRITE;
-  if (r->flags != 0) return -GPUIO_EINVAL; /* reserved */
-  if (r->op == GPUIO_OP_NOP) return 0;
-  if (!positioned && r->op != GPUIO_OP_WRITE && r->op != GPUIO_OP_READ) return -GPUIO_EINVAL;
-  if (r->endpoint >= ch->endpoint_count) return -GPUIO_EBADF;
+  const bool positioned = gpuio_impl_op_positioned(r->op);
+  const bool socket = gpuio_impl_op_socket(r->op);
+  const bool writes = gpuio_impl_op_writes(r->op);
+  if (r->flags != 0) return -GPUIO_EINVAL; /* 1: reserved */
+  if (r->op == GPUIO_OP_NOP) return 0;     /* 3 */
+  if (!positioned && !socket && r->op != GPUIO_OP_WRITE && r->op != GPUIO_OP_READ) return -GPUIO_EINVAL; /* 2 */
+  if (r->endpoint >= ch->endpoint_count) return -GPUIO_EBADF; /* 4 */
   const gpuio_endpoint *ep = gpuio_ptr<const gpuio_endpoint>(ch->endpoints) + r->endpoint;
-  if (!(ep->access & (writes ? GPUIO_ACCESS_WRITE : GPUIO_ACCESS_READ))) return -GPUIO_EBADF;
-  if (positioned && ep->kind != GPUIO_EP_FILE) return -GPUIO_ESPIPE;
-  if (ep->kind == GPUIO_EP_HOST_QUEUE) return -GPUIO_ESPIPE; /* gpuio_send / gpuio_recv */
+  if (!(ep->access & (writes ? GPUIO_ACCESS_WRITE : GPUIO_ACCESS_READ))) return -GPUIO_EBADF; /* 5 */
+  if (socket && ep->kind != GPUIO_EP_SOCKET) return -GPUIO_ENOTSOCK;                           /* 6a */
+  if (ep->kind == GPUIO_EP_HOST_QUEUE) return -GPUIO_ESPIPE; /* 6b: gpuio_send / gpuio_recv */
+  if (positioned && ep->kind != GPUIO_EP_FILE) return -GPUIO_ESPIPE; /* 6c */
   if (r->len == 0 || r->len > ch->staging_len) return -GPUIO_EINVAL;
   if (r->staging_off > ch->staging_len || ch->staging_len - r->staging_off < r->len) return -GPUIO_EFAULT;
   if (positioned && (r->offset < 0 || r->offset > (gpuio_i64)(0x7fffffffffffffffull - r->len))) return -GPUIO_EINVAL;
@@ -522,8 +535,8 @@ GPUIO_FN gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op, gp
   gpuio_request probe = {op, ep, (gpuio_u32)(len < ch->slot_size ? len : ch->slot_size), 0, 0, offset};
   e = gpuio_impl_check_request(ch, &probe);
   if (e) return e;
-  bool to_endpoint = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;
-  bool positioned = op == GPUIO_OP_PWRITE || op == GPUIO_OP_PREAD;
+  const bool to_endpoint = gpuio_impl_op_writes(op);
+  const bool positioned = gpuio_impl_op_positioned(op);
   gpuio_u64 done = 0;
   while (done < len) {
     gpuio_slot s;
@@ -551,16 +564,34 @@ GPUIO_FN gpuio_i64 gpuio_pwrite(const gpuio_channel *ch, gpuio_u32 ep, const voi
 GPUIO_FN gpuio_i64 gpuio_pread(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len, gpuio_i64 offset) {
   return gpuio_impl_transfer(ch, GPUIO_OP_PREAD, ep, (char *)buf, len, offset);
 }
-/* write(2) on a stream endpoint (stdout, a pipe, a socket, an O_APPEND file). */
+/* write(2) on a stream endpoint (stdout, a pipe, a socket, an O_APPEND file; on a
+ * socket the host makes it send(2) with MSG_NOSIGNAL). */
 GPUIO_FN gpuio_i64 gpuio_write(const gpuio_channel *ch, gpuio_u32 ep, const void *buf, gpuio_u64 len) {
   return gpuio_impl_transfer(ch, GPUIO_OP_WRITE, ep, (char *)buf, len, -1);
 }
-/* read(2) on a stream endpoint: at most slot_size bytes per call. */
-GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len) {
+/* A stream read (READ or RECV): at most slot_size bytes, one request. */
+GPUIO_FN gpuio_i64 gpuio_impl_stream_read(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, void *buf,
+                                          gpuio_u64 len) {
   int e = gpuio_impl_check_channel(ch); /* before reading ch->slot_size */
   if (e) return e;
   if (len > ch->slot_size) len = ch->slot_size;
-  return gpuio_impl_transfer(ch, GPUIO_OP_READ, ep, (char *)buf, len, -1);
+  return gpuio_impl_transfer(ch, op, ep, (char *)buf, len, -1);
+}
+/* read(2) on a stream endpoint: at most slot_size bytes per call (recv(2) on a
+ * socket: the host makes every stream op on a socket the socket's own). */
+GPUIO_FN gpuio_i64 gpuio_read(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 len) {
+  return gpuio_impl_stream_read(ch, GPUIO_OP_READ, ep, buf, len);
+}
+
+/* The opcode of gpuio_send (`sends`) or gpuio_recv on a stream endpoint: SEND / RECV
+ * on a socket (send(2) with MSG_NOSIGNAL, recv(2)), WRITE / READ on anything else
+ * (a pipe, stdout, an O_APPEND file). The caller checked the channel; an index
+ * past the table gets WRITE / READ, which the rulebook then refuses (-EBADF). */
+GPUIO_FN gpuio_u32 gpuio_impl_stream_op(const gpuio_channel *ch, gpuio_u32 ep, bool sends) {
+  const bool socket =
+      ep < ch->endpoint_count && gpuio_ptr<const gpuio_endpoint>(ch->endpoints)[ep].kind == GPUIO_EP_SOCKET;
+  if (socket) return sends ? GPUIO_OP_SEND : GPUIO_OP_RECV;
+  return sends ? GPUIO_OP_WRITE : GPUIO_OP_READ;
 }
 
 /* ------------------------------------------------ warp-cooperative calls
@@ -593,7 +624,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 o
   gpuio_request probe = {op, ep, (gpuio_u32)(len < ch->slot_size ? len : ch->slot_size), 0, 0, offset};
   e = gpuio_impl_check_request(ch, &probe);
   if (e) return e;
-  const bool to_endpoint = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;
+  const bool to_endpoint = gpuio_impl_op_writes(op);
   gpuio_u64 done = 0;
   while (done < len) {
     const gpuio_u64 n = len - done < ch->slot_size ? len - done : ch->slot_size;
@@ -674,7 +705,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_start(const gpuio_channel *ch, gpuio_u32 op, gpuio
   e = gpuio_impl_acquire(ch, &t->slot, gpuio_impl_deadline(ch));
   if (e) return e;
   gpuio_impl_mark_async(ch, &t->slot);
-  const bool writes = op == GPUIO_OP_PWRITE || op == GPUIO_OP_WRITE;
+  const bool writes = gpuio_impl_op_writes(op);
   if (writes) gpuio_impl_copy(t->slot.staging, buf, len);
   r.staging_off = t->slot.staging_off;
   t->dst = writes ? nullptr : buf;

@@ -249,9 +249,16 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
     gpuio_direct_fill(ch, s, &e, (gpuio_u32)-refused);
     return;
   }
-  /* Past the rulebook the op is one of these five, and the rest is in range. */
-  const bool writes = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_WRITE;
-  const bool positioned = r->op == GPUIO_OP_PWRITE || r->op == GPUIO_OP_PREAD;
+  /* Past the rulebook the op is one of these seven, and the rest is in range. SEND
+   * and RECV (on a socket alone, by the rulebook) go as WRITE_FIXED / READ_FIXED
+   * on the socket's fixed file, which on a socket are send(2) / recv(2) without
+   * flags: IORING_OP_SEND / RECV take a buffer address the ring cannot confine to
+   * the staging area, so the ring refuses them (below, "What the ring itself
+   * enforces"). No SIGPIPE either way: the ring's SQPOLL thread issues every SQE
+   * and, like every io_uring thread, has all signals blocked, so a closed peer is
+   * -EPIPE as on the other transports (tests/sockets.rs). */
+  const bool writes = gpuio_impl_op_writes(r->op);
+  const bool positioned = gpuio_impl_op_positioned(r->op);
   if (r->op != GPUIO_OP_NOP) {
     e.opcode = writes ? GPUIO_IORING_OP_WRITE_FIXED : GPUIO_IORING_OP_READ_FIXED;
     e.off = positioned ? (gpuio_u64)r->offset : ~0ull; /* ~0: the current position */
@@ -318,13 +325,16 @@ GPUIO_FN void gpuio_direct_release(const gpuio_channel *ch, gpuio_slot *s) {
  * rulebook (core/src/request.rs), rule by rule:
  *   enforced, with io_uring's own errnos:
  *     unknown opcode         only NOP / READ_FIXED / WRITE_FIXED pass    -EACCES
+ *                            (IORING_OP_SEND / RECV too: their address
+ *                            is not bound to the fixed buffer)
  *     endpoint registered    IOSQE_FIXED_FILE required, fixed-file table -EBADF
  *     declared access        each fixed file is a reopening with exactly
  *                            the declared access                          -EBADF
  *     inside staging         fixed buffer 0 is the staging area           -EFAULT
  *   not enforceable (the restrictions do not look at these fields):
  *     reserved flags         the SQE's rw_flags (RWF_APPEND, RWF_NOWAIT, ...) pass
- *     positioned op on a file  a pipe or socket fixed file is written or read
+ *     the endpoint's kind    a pipe or socket fixed file is written or read
+ *                            at an offset, a file without SEND/RECV's -ENOTSOCK
  *     len > 0                a zero-length op completes with 0
  *     offset >= 0            off = -1 uses (and moves) the file position
  * So a hostile kernel can bend those four rules on its own channel, within the

@@ -13,8 +13,11 @@
  *   to the device a reader claims the next full cell by CAS on the ring's
  *                 device-local tail once it saw the host's `ready == pos + 1`, copies
  *                 the message out and frees the cell (`ready = pos + cells`).
- * On any other stream endpoint (pipe, socket, stdout, an O_APPEND file)
- * gpuio_send is gpuio_write and gpuio_recv is gpuio_read.
+ * On a socket endpoint gpuio_send and gpuio_recv are socket requests (SEND, RECV:
+ * send(2) with MSG_NOSIGNAL and recv(2) - io_uring SEND/RECV on forward, the
+ * syscalls on mailbox, WRITE_FIXED/READ_FIXED on direct, see gpuio/direct.h); on
+ * any other stream endpoint (pipe, stdout, an O_APPEND file) gpuio_send is
+ * gpuio_write and gpuio_recv is gpuio_read.
  */
 #ifndef GPUIO_QUEUE_H
 #define GPUIO_QUEUE_H
@@ -212,7 +215,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const 
   /* Lanes with a valid message to the same queue send as one group; the others
    * answer at once (every lane of `mask` takes part in the ballot first). */
   gpuio_u64 rest = gpuio_warp_ballot(mask, e == 0 && !stream);
-  if (stream) return gpuio_write(ch, ep, msg, len);
+  if (stream) return gpuio_impl_transfer(ch, gpuio_impl_stream_op(ch, ep, true), ep, (char *)msg, len, -1);
   if (e) return e;
   for (;;) {
     const gpuio_u32 lead = gpuio_warp_leader(rest);
@@ -404,7 +407,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_recv(const gpuio_channel *ch, gpuio_u32 ep, void *
   const bool group = !e && q && cap >= q->max_message;
   gpuio_u64 rest = gpuio_warp_ballot(mask, group);
   if (e) return e;
-  if (!q) return gpuio_read(ch, ep, buf, cap);
+  if (!q) return gpuio_impl_stream_read(ch, gpuio_impl_stream_op(ch, ep, false), ep, buf, cap);
   if (!group) return gpuio_impl_queue_recv(ch, q, (char *)buf, cap, wait);
   for (;;) {
     const gpuio_u32 lead = gpuio_warp_leader(rest);
@@ -420,8 +423,9 @@ GPUIO_FN gpuio_i64 gpuio_impl_recv(const gpuio_channel *ch, gpuio_u32 ep, void *
 /* Sends one message of `len` bytes (at most the queue's max_message) on `ep`:
  * `len`, or -errno. On a host queue the lanes of a warp that call together send
  * with one reservation and one publish; a full queue is waited on until the
- * channel's deadline (-ETIMEDOUT), never overwritten. On a pipe or socket it is
- * gpuio_write. */
+ * channel's deadline (-ETIMEDOUT), never overwritten. On a socket it is send(2)
+ * with MSG_NOSIGNAL (a peer that closed: -EPIPE), split into slot-sized requests
+ * like gpuio_write; on a pipe it is gpuio_write. */
 GPUIO_FN gpuio_i64 gpuio_send(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len) {
   return gpuio_impl_send(ch, ep, msg, len, true);
 }
@@ -432,7 +436,8 @@ GPUIO_FN gpuio_i64 gpuio_try_send(const gpuio_channel *ch, gpuio_u32 ep, const v
 /* Receives one message into `buf` (`cap` bytes): its length, 0 once the host closed
  * its Sender and every message was taken, or -errno (-EMSGSIZE: the next message
  * is longer than cap and stays queued; -ETIMEDOUT: none came before the deadline).
- * On a pipe or socket it is gpuio_read. */
+ * On a socket it is one recv(2) (at most slot_size bytes; 0 once the peer shut
+ * down its side); on a pipe it is gpuio_read. */
 GPUIO_FN gpuio_i64 gpuio_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap) {
   return gpuio_impl_recv(ch, ep, buf, cap, true);
 }
@@ -453,7 +458,7 @@ GPUIO_FN gpuio_i64 gpuio_send_warp(const gpuio_channel *ch, gpuio_u32 ep, const 
   if (e) return e;
   if (!q) { /* a stream: one lane writes for the warp */
     gpuio_i64 r = 0;
-    if (rank == 0) r = gpuio_write(ch, ep, msg, len);
+    if (rank == 0) r = gpuio_impl_transfer(ch, gpuio_impl_stream_op(ch, ep, true), ep, (char *)msg, len, -1);
     return (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)r, lead);
   }
   const gpuio_u32 ring = (gpuio_u32)(gpuio_warp_id() % q->rings);
