@@ -391,7 +391,8 @@ fn a_socket_declared_with_less_than_its_own_access_is_refused_at_open_with_the_r
 }
 
 #[test]
-fn a_kernel_that_inflates_the_completion_count_gets_a_protocol_violation_not_a_clean_close() {
+fn a_kernel_that_inflates_the_completion_count_gets_a_protocol_violation_and_counts_showing_the_excess(
+) {
     // A hostile kernel: one honest NOP, then it writes the shared descriptor's
     // counters (host memory it can reach through `ch->shared` but does not own) as
     // if 1000 more had finished.
@@ -421,6 +422,16 @@ GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
             .problems
             .iter()
             .any(|p| p.starts_with("protocol violation") && p.contains("1001 completed")),
+        "{report}"
+    );
+    // The counts say it too: 1000 finished beyond the one submitted, not a false
+    // "submitted 1 = completed 1001".
+    assert_eq!(report.counters.excess(), 1000, "{report}");
+    assert_eq!(report.counters.unfinished(), 0, "{report}");
+    assert!(
+        report
+            .to_string()
+            .contains("submitted 1 + excess 1000 (finished but never submitted) = completed 1001"),
         "{report}"
     );
 }

@@ -26,9 +26,29 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// Requests accepted but not finished.
+    /// Requests finished, successfully or not.
+    pub fn finished(&self) -> u64 {
+        self.completed.saturating_add(self.failed)
+    }
+
+    /// Requests accepted but not finished; 0 when more finished than were accepted,
+    /// which [`Counters::excess`] counts.
     pub fn unfinished(&self) -> u64 {
-        self.submitted.saturating_sub(self.completed + self.failed)
+        self.submitted.saturating_sub(self.finished())
+    }
+
+    /// Requests finished beyond those accepted. No honest channel has any: only a
+    /// kernel that wrote ring words or counters it does not own (a direct SQ tail
+    /// moved a lap ahead makes the kernel replay stale SQEs, each completing again)
+    /// can make them, so they are a protocol violation, never clamped away.
+    pub fn excess(&self) -> u64 {
+        self.finished().saturating_sub(self.submitted)
+    }
+
+    /// `submitted == completed + failed`: nothing left unfinished, nothing finished
+    /// twice.
+    pub fn balanced(&self) -> bool {
+        self.submitted == self.finished()
     }
 }
 
