@@ -559,6 +559,14 @@ impl Channel {
             .unwrap_or_default()
     }
 
+    /// The first protocol violation the transport saw while the channel is open,
+    /// if it saw one: a kernel wrote words it does not own (on direct, the SQ
+    /// tail; the ring is then stopped and every later call on the channel fails).
+    /// `close()` reports it too and is never clean after one.
+    pub fn violation(&self) -> Option<String> {
+        self.transport.as_ref().and_then(|t| t.violation())
+    }
+
     /// Closes with the configured bound.
     pub fn close(mut self) -> CloseReport {
         self.close_within(self.close_timeout)

@@ -253,6 +253,12 @@ pub trait Transport: Send {
     fn kind(&self) -> TransportKind;
     /// Counts so far.
     fn counters(&self) -> Counters;
+    /// The first protocol violation the transport saw while the channel is open
+    /// (a kernel writing words it does not own), if it checks for any before
+    /// `close()`; `close()` reports it either way.
+    fn violation(&self) -> Option<String> {
+        None
+    }
     /// Drain everything accepted, stop host threads, release the OS resources the
     /// transport holds (memory stays with the channel). Returns by `deadline`
     /// whatever happens, saying what it could not finish.
