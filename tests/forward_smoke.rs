@@ -446,3 +446,129 @@ fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
     assert_eq!(report.counters.failed, 1, "{report}");
     assert_eq!(report.timed_out, 1, "{report}");
 }
+
+#[test]
+fn scribbled_forward_stamps_are_ignored_reported_and_never_wedge_the_channel() {
+    // Thread 1 reads a pipe (its request stays in flight until the host writes);
+    // thread 0 scribbles stamps meanwhile: on the read's own entry READY for the
+    // entry's next lap (a position it does not hold, the read still unanswered), on
+    // the next entry READY for a position that entry cannot hold, on the one after
+    // READY for a position a thousand laps ahead, and on the next DONE for a wrong
+    // position. Then ordinary writes from 16 threads pass over every entry again and
+    // again.
+    const SCRIBBLE: &str = r#"
+#include "gpuio.h"
+GPUIO_KERNEL(scribble)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u32 slots = ch->slots;
+  if (gpuio_global_thread_id() == 1) {
+    char buf[8];
+    p[1] = (gpuio_u64)gpuio_read(ch, (gpuio_u32)p[0], buf, sizeof buf);
+    return;
+  }
+  p[2] = (gpuio_u64)-1;
+  const gpuio_u64 until = gpuio_now_ns() + 2000000000ull;
+  while (p[2] == (gpuio_u64)-1 && gpuio_now_ns() < until) {
+    for (gpuio_u32 i = 0; i < slots; i++) {
+      gpuio_forward_entry *e = gpuio_forward_entry_at(ch, i);
+      const gpuio_u64 s = gpuio_ld_acquire_64(&e->stamp);
+      if ((s & 3u) == GPUIO_STAMP_READY && e->req.op == GPUIO_OP_READ) p[2] = i;
+    }
+    gpuio_sleep_ns(100000u);
+  }
+  if (p[2] == (gpuio_u64)-1) return;
+  const gpuio_u32 k = (gpuio_u32)p[2];
+  gpuio_forward_entry *read = gpuio_forward_entry_at(ch, k);
+  const gpuio_u64 pos = gpuio_ld_acquire_64(&read->stamp) >> GPUIO_STAMP_SHIFT;
+  gpuio_st_release_64(&read->stamp, gpuio_forward_stamp(pos + slots, GPUIO_STAMP_READY));
+  const gpuio_u32 a = (k + 1u) % slots, b = (k + 2u) % slots, c = (k + 3u) % slots;
+  gpuio_st_release_64(&gpuio_forward_entry_at(ch, a)->stamp, gpuio_forward_stamp(a + 1u, GPUIO_STAMP_READY));
+  gpuio_forward_entry *ahead = gpuio_forward_entry_at(ch, b);
+  ahead->req.op = GPUIO_OP_NOP;
+  gpuio_st_release_64(&ahead->stamp, gpuio_forward_stamp(b + 1000ull * slots, GPUIO_STAMP_READY));
+  gpuio_st_release_64(&gpuio_forward_entry_at(ch, c)->stamp, gpuio_forward_stamp(c + 5u, GPUIO_STAMP_DONE));
+  gpuio_sleep_ns(50000000u);
+}
+"#;
+    let Some(module) = probe_support::load_on_cpu("scribble.cu", SCRIBBLE) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dir.path().join("pattern"))
+        .unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let mut config = ChannelConfig {
+        slots: 8,
+        call_timeout: Duration::from_millis(500),
+        ..ChannelConfig::default()
+    };
+    config.endpoint(Endpoint::file("data", &file, Access::READ_WRITE).unwrap());
+    let pipe = config.endpoint(
+        Endpoint::new(
+            "pipe",
+            gpuio_core::EndpointKind::Pipe,
+            Access::READ,
+            std::os::fd::AsFd::as_fd(&reader),
+        )
+        .unwrap(),
+    );
+    let ch = Channel::open(provider(), &ForwardBuilder::default(), config).unwrap();
+    let running = module
+        .launch("scribble", 1, 2, &ch, &[u64::from(pipe), 0, 0])
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    // Enough for two reads, so that a phantom second read cannot starve the first.
+    std::io::Write::write_all(&mut &writer, &[7u8; 16]).unwrap();
+    let p = running.join(JOIN).unwrap();
+    assert_ne!(p[2] as i64, -1, "the scribbler found the read in flight");
+    assert_eq!(p[1], 8, "the read answered despite the stamp on its entry");
+
+    const THREADS: u64 = 16;
+    const WRITES: u64 = 40;
+    let src = pattern_source(THREADS, WRITES);
+    let p = CpuDevice
+        .launch(
+            kernel("pwrite_pattern"),
+            2,
+            8,
+            &ch,
+            &[0, src.as_ptr() as u64, WRITES, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[3], 0,
+        "every ordinary write goes through after the scribbles: {} failed, first with {}",
+        p[3], p[4] as i64
+    );
+    assert_file_has_pattern(&file, THREADS, WRITES);
+    let report = ch.close();
+    eprintln!("{report}");
+    assert!(!report.is_clean(), "{report}");
+    assert!(
+        report.elapsed < Duration::from_secs(3),
+        "close within its bound: {report}"
+    );
+    let violations: Vec<&String> = report
+        .problems
+        .iter()
+        .filter(|p| p.starts_with("protocol violation"))
+        .collect();
+    assert!(
+        violations.iter().any(|p| p.contains("still unanswered")),
+        "the READY on an entry whose request was in flight: {report}"
+    );
+    assert!(
+        violations.iter().any(|p| p.contains("cannot hold")),
+        "the READY for a position the entry cannot hold: {report}"
+    );
+    assert!(
+        violations.iter().any(|p| p.contains("after a later one")),
+        "the ordinary request that came after the position a thousand laps ahead: {report}"
+    );
+    drop(writer);
+}
