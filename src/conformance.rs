@@ -1916,7 +1916,7 @@ fn hostile_stamps(t: &Target<'_>) -> Result<String, String> {
     let (rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let mut cfg = ChannelConfig {
         slots: 64,
-        call_timeout: Duration::from_secs(1),
+        call_timeout: Duration::from_secs(3),
         ..ChannelConfig::default()
     };
     let pipe = cfg.endpoint(
@@ -1934,7 +1934,7 @@ fn hostile_stamps(t: &Target<'_>) -> Result<String, String> {
         .device
         .launch("hostile_stamps", 2, 1, &ch, &[u64::from(pipe), 0, 0])
         .map_err(|e| format!("launch hostile_stamps: {e}"))?;
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for_the_scribbles(&ch);
     // Enough for two reads: a phantom second read cannot take the first one's bytes.
     std::io::Write::write_all(&mut &tx, &[7u8; 16]).map_err(|e| format!("write the pipe: {e}"))?;
     let p = running
@@ -1988,4 +1988,18 @@ fn hostile_stamps(t: &Target<'_>) -> Result<String, String> {
         }
     }
     Ok(report.to_string())
+}
+
+/// Waits (5 s at most) until `gpuio_k_hostile_stamps` has scribbled: the NOP it
+/// stamps a thousand laps ahead, after its other stamps, is answered (the read
+/// cannot be: the pipe is empty until the caller writes it); then 100 ms more, in
+/// which the forwarder looks at every entry many times over. Writing the pipe
+/// sooner could let the read be answered first, and the scribble on its entry then
+/// overwrite the answer its own waiter was about to see.
+pub fn wait_for_the_scribbles(ch: &Channel) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while ch.counters().completed == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(100));
 }

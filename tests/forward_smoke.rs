@@ -450,48 +450,12 @@ fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
 #[test]
 fn scribbled_forward_stamps_are_ignored_reported_and_never_wedge_the_channel() {
     // Thread 1 reads a pipe (its request stays in flight until the host writes);
-    // thread 0 scribbles stamps meanwhile: on the read's own entry READY for the
-    // entry's next lap (a position it does not hold, the read still unanswered), on
-    // the next entry READY for a position that entry cannot hold, on the one after
-    // READY for a position a thousand laps ahead, and on the next DONE for a wrong
-    // position. Then ordinary writes from 16 threads pass over every entry again and
-    // again.
-    const SCRIBBLE: &str = r#"
-#include "gpuio.h"
-GPUIO_KERNEL(scribble)(const gpuio_channel *ch, gpuio_u64 *p) {
-  const gpuio_u32 slots = ch->slots;
-  if (gpuio_global_thread_id() == 1) {
-    char buf[8];
-    p[1] = (gpuio_u64)gpuio_read(ch, (gpuio_u32)p[0], buf, sizeof buf);
-    return;
-  }
-  p[2] = (gpuio_u64)-1;
-  const gpuio_u64 until = gpuio_now_ns() + 2000000000ull;
-  while (p[2] == (gpuio_u64)-1 && gpuio_now_ns() < until) {
-    for (gpuio_u32 i = 0; i < slots; i++) {
-      gpuio_forward_entry *e = gpuio_forward_entry_at(ch, i);
-      const gpuio_u64 s = gpuio_ld_acquire_64(&e->stamp);
-      if ((s & 3u) == GPUIO_STAMP_READY && e->req.op == GPUIO_OP_READ) p[2] = i;
-    }
-    gpuio_sleep_ns(100000u);
-  }
-  if (p[2] == (gpuio_u64)-1) return;
-  const gpuio_u32 k = (gpuio_u32)p[2];
-  gpuio_forward_entry *read = gpuio_forward_entry_at(ch, k);
-  const gpuio_u64 pos = gpuio_ld_acquire_64(&read->stamp) >> GPUIO_STAMP_SHIFT;
-  gpuio_st_release_64(&read->stamp, gpuio_forward_stamp(pos + slots, GPUIO_STAMP_READY));
-  const gpuio_u32 a = (k + 1u) % slots, b = (k + 2u) % slots, c = (k + 3u) % slots;
-  gpuio_st_release_64(&gpuio_forward_entry_at(ch, a)->stamp, gpuio_forward_stamp(a + 1u, GPUIO_STAMP_READY));
-  gpuio_forward_entry *ahead = gpuio_forward_entry_at(ch, b);
-  ahead->req.op = GPUIO_OP_NOP;
-  gpuio_st_release_64(&ahead->stamp, gpuio_forward_stamp(b + 1000ull * slots, GPUIO_STAMP_READY));
-  gpuio_st_release_64(&gpuio_forward_entry_at(ch, c)->stamp, gpuio_forward_stamp(c + 5u, GPUIO_STAMP_DONE));
-  gpuio_sleep_ns(50000000u);
-}
-"#;
-    let Some(module) = probe_support::load_on_cpu("scribble.cu", SCRIBBLE) else {
-        return;
-    };
+    // thread 0 scribbles stamps meanwhile (`gpuio_k_hostile_stamps`): on the read's
+    // own entry READY for the entry's next lap (a position it does not hold, the
+    // read still unanswered), on the next entry READY for a position that entry
+    // cannot hold, on the one after READY for a NOP a thousand laps ahead, and on
+    // the next DONE for a wrong position. Then ordinary writes from 16 threads pass
+    // over every entry again and again.
     let dir = tempfile::tempdir().unwrap();
     let file = std::fs::File::options()
         .read(true)
@@ -502,7 +466,7 @@ GPUIO_KERNEL(scribble)(const gpuio_channel *ch, gpuio_u64 *p) {
     let (reader, writer) = std::io::pipe().unwrap();
     let mut config = ChannelConfig {
         slots: 8,
-        call_timeout: Duration::from_millis(500),
+        call_timeout: Duration::from_secs(3),
         ..ChannelConfig::default()
     };
     config.endpoint(Endpoint::file("data", &file, Access::READ_WRITE).unwrap());
@@ -516,10 +480,16 @@ GPUIO_KERNEL(scribble)(const gpuio_channel *ch, gpuio_u64 *p) {
         .unwrap(),
     );
     let ch = Channel::open(provider(), &ForwardBuilder::default(), config).unwrap();
-    let running = module
-        .launch("scribble", 1, 2, &ch, &[u64::from(pipe), 0, 0])
+    let running = CpuDevice
+        .launch(
+            kernel("hostile_stamps"),
+            2,
+            1,
+            &ch,
+            &[u64::from(pipe), 0, 0],
+        )
         .unwrap();
-    std::thread::sleep(Duration::from_millis(250));
+    gpuio::conformance::wait_for_the_scribbles(&ch);
     // Enough for two reads, so that a phantom second read cannot starve the first.
     std::io::Write::write_all(&mut &writer, &[7u8; 16]).unwrap();
     let p = running.join(JOIN).unwrap();

@@ -768,7 +768,8 @@ GPUIO_KERNEL(gpuio_k_hostile_sq_tail)(const gpuio_channel *ch, gpuio_u64 *p) {
 /* Scribbles forward stamps (on forward only) beside an honest read. Launch two
  * threads in different blocks. Thread 1 reads 8 bytes from stream endpoint p[0]
  * (out: [1] what it returned); thread 0 waits (2 s at most) for that read's entry
- * to be READY (out: [2] its index, -1 if it never was), then stamps it READY for
+ * to be READY (out: [2] its index, -1 if it never was) and 200 ms more for the
+ * host to take it, then stamps it READY for
  * the entry's next lap while the read is unanswered, the next entry READY for a
  * position it cannot hold, the one after READY for a NOP a thousand laps ahead, the
  * next DONE for a wrong position, and runs on for 50 ms. */
@@ -797,6 +798,11 @@ GPUIO_KERNEL(gpuio_k_hostile_stamps)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   p[2] = k;
   if (k == (gpuio_u64)-1) return;
+  /* The host takes a READY entry within a poll or two; stamped over sooner, the
+   * read would never have been a request (the kernel's own loss, not the host's).
+   * The pipe stays empty until the scribbles are done, so the read stays READY. */
+  const gpuio_u64 taken = gpuio_now_ns() + 200000000ull;
+  while (gpuio_now_ns() < taken) gpuio_sleep_ns(1000000u);
   gpuio_st_release_64(&gpuio_forward_entry_at(ch, (gpuio_u32)k)->stamp, gpuio_forward_stamp(pos + slots, GPUIO_STAMP_READY));
   const gpuio_u32 a = (gpuio_u32)(k + 1u) % slots, b = (gpuio_u32)(k + 2u) % slots, c = (gpuio_u32)(k + 3u) % slots;
   gpuio_st_release_64(&gpuio_forward_entry_at(ch, a)->stamp, gpuio_forward_stamp(a + 1u, GPUIO_STAMP_READY));
