@@ -37,78 +37,123 @@ pub struct Target<'a> {
 /// One conformance case.
 pub struct Case {
     pub name: &'static str,
+    /// The one transport the case is about, and why it does not apply to the
+    /// others (they skip it, saying so); `None`: every transport.
+    pub only: Option<(TransportKind, &'static str)>,
     pub run: fn(&Target<'_>) -> Result<String, String>,
+}
+
+impl Case {
+    /// Why the case does not apply to `transport`, or `None` where it runs.
+    pub fn skip_reason(&self, transport: TransportKind) -> Option<&'static str> {
+        self.only
+            .and_then(|(kind, why)| (kind != transport).then_some(why))
+    }
 }
 
 /// Every case, in the order `selftest` runs them.
 pub const CASES: &[Case] = &[
     Case {
         name: "nop_round_trips",
+        only: None,
         run: nop_round_trips,
     },
     Case {
         name: "pwrite_pread_64_threads_x_1000",
+        only: None,
         run: pwrite_pread_pattern,
     },
     Case {
         name: "printf_lines_arrive_whole_and_in_order",
+        only: None,
         run: printf_lines,
     },
     Case {
         name: "bad_input_gives_errno_and_writes_nothing",
+        only: None,
         run: bad_input,
     },
     Case {
         name: "close_with_requests_in_flight",
+        only: None,
         run: close_in_flight,
     },
     Case {
         name: "full_device_write_read_printf",
+        only: None,
         run: full_device,
     },
     Case {
         name: "null_channel_gives_einval_from_every_call",
+        only: None,
         run: null_channel,
     },
     Case {
         name: "printf_cuts_long_lines_whole_and_refuses_overflow",
+        only: None,
         run: printf_limits,
     },
     Case {
         name: "close_reports_every_timeout_the_kernel_saw",
+        only: None,
         run: timeouts_reported,
     },
     Case {
         name: "raw_requests_beyond_declared_access_get_ebadf",
+        only: None,
         run: beyond_access,
     },
     Case {
         name: "async_calls_keep_requests_in_flight_byte_exact",
+        only: None,
         run: async_pattern,
     },
     Case {
         name: "warp_calls_write_and_read_back_byte_exact",
+        only: None,
         run: warp_pattern,
     },
     Case {
         name: "one_rulebook_the_same_errno_on_every_transport",
+        only: None,
         run: rulebook,
     },
     Case {
         name: "queue_to_host_every_message_once_whole_in_thread_order",
+        only: None,
         run: queue_to_host,
     },
     Case {
         name: "queue_to_device_every_message_once_and_every_recv_ends_with_0",
+        only: None,
         run: queue_to_device,
     },
     Case {
         name: "queue_misuse_gives_the_documented_errno",
+        only: None,
         run: queue_misuse,
     },
     Case {
         name: "a_stuck_read_holds_only_its_own_slot",
+        only: None,
         run: stuck_read_beside_writers,
+    },
+    Case {
+        name: "a_kernel_moving_the_sq_tail_is_a_violation_seen_while_it_runs",
+        only: Some((
+            TransportKind::Direct,
+            "only the direct transport has an io_uring SQ that a kernel writes; \
+             forward and mailbox requests reach io_uring or a syscall through the host",
+        )),
+        run: hostile_sq_tail,
+    },
+    Case {
+        name: "scribbled_forward_stamps_are_reported_and_wedge_nothing",
+        only: Some((
+            TransportKind::Forward,
+            "only the forward transport has stamped entries",
+        )),
+        run: hostile_stamps,
     },
 ];
 
@@ -1918,4 +1963,172 @@ fn queue_misuse(t: &Target<'_>) -> Result<String, String> {
         "{} misuses answered as documented; the four messages that fitted arrived whole; {report}",
         QUEUE_MISUSE_CASES.len()
     ))
+}
+
+/// A kernel that moves the direct ring's SQ tail a lap ahead of what gpuio's
+/// publisher released (SQPOLL would replay stale SQEs for as long as the ring
+/// lives): the host sees the protocol violation while the kernel still runs
+/// ([`Channel::violation`]), stops the ring, and close is bounded and not clean.
+fn hostile_sq_tail(t: &Target<'_>) -> Result<String, String> {
+    /// How long the kernel runs on after the scribble.
+    const RUNS_ON: Duration = Duration::from_secs(3);
+    let ch = (t.open)(ChannelConfig {
+        call_timeout: Duration::from_millis(500),
+        ..ChannelConfig::default()
+    })?;
+    let launched = Instant::now();
+    let running = t
+        .device
+        .launch(
+            "hostile_sq_tail",
+            1,
+            1,
+            &ch,
+            &[RUNS_ON.as_nanos() as u64, u64::MAX, u64::MAX],
+        )
+        .map_err(|e| format!("launch hostile_sq_tail: {e}"))?;
+    // Looked for while the kernel certainly runs on.
+    let seen = loop {
+        if let Some(v) = ch.violation() {
+            break Some((v, launched.elapsed()));
+        }
+        if launched.elapsed() >= RUNS_ON - Duration::from_millis(500) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let p = running
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("hostile_sq_tail: {e}"))?;
+    let report = ch.close();
+    if p[1] != 0 {
+        return Err(format!(
+            "the NOP before the scribble returned {}; {report}",
+            errno_name(p[1] as i64)
+        ));
+    }
+    let Some((violation, after)) = seen else {
+        return Err(format!(
+            "no protocol violation seen while the kernel ran; {report}"
+        ));
+    };
+    if !violation.starts_with("protocol violation") || !violation.contains("SQ tail") {
+        return Err(format!(
+            "the violation does not name the SQ tail: {violation}"
+        ));
+    }
+    if report.is_clean()
+        || !report
+            .problems
+            .iter()
+            .any(|p| p.starts_with("protocol violation"))
+    {
+        return Err(format!("close must report the violation: {report}"));
+    }
+    if report.elapsed > Duration::from_secs(5) {
+        return Err(format!("close took {:?}: {report}", report.elapsed));
+    }
+    Ok(format!(
+        "violation seen {after:.2?} after the launch, the kernel still running; the NOP \
+         after it: {}; {report}",
+        errno_name(p[2] as i64)
+    ))
+}
+
+/// A kernel that scribbles forward stamps beside an honest read: READY for the next
+/// lap on the read's own entry while the read is unanswered, READY for a position an
+/// entry cannot hold, READY for a NOP a thousand laps ahead, DONE for a wrong
+/// position. The read is answered, 320 NOPs from 64 threads afterwards all go
+/// through (every entry five times over), and close reports each kind of
+/// violation within its bound, never clean.
+fn hostile_stamps(t: &Target<'_>) -> Result<String, String> {
+    let (rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let mut cfg = ChannelConfig {
+        slots: 64,
+        call_timeout: Duration::from_secs(3),
+        ..ChannelConfig::default()
+    };
+    let pipe = cfg.endpoint(
+        Endpoint::new(
+            "pipe",
+            EndpointKind::Pipe,
+            Access::READ,
+            std::os::fd::AsFd::as_fd(&rx),
+        )
+        .map_err(|e| format!("register the pipe: {e}"))?,
+    );
+    let ch = (t.open)(cfg)?;
+    // Two threads in different blocks: the scribbler never waits on the reader's warp.
+    let running = t
+        .device
+        .launch("hostile_stamps", 2, 1, &ch, &[u64::from(pipe), 0, 0])
+        .map_err(|e| format!("launch hostile_stamps: {e}"))?;
+    wait_for_the_scribbles(&ch);
+    // Enough for two reads: a phantom second read cannot take the first one's bytes.
+    std::io::Write::write_all(&mut &tx, &[7u8; 16]).map_err(|e| format!("write the pipe: {e}"))?;
+    let p = running
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("hostile_stamps: {e}"))?;
+    let nops = run_kernel(t, &ch, "nop", 64, &[5, 0, 0]);
+    drop(tx);
+    let report = ch.close();
+    if p[2] as i64 == -1 {
+        return Err(format!("the read's entry was never seen READY; {report}"));
+    }
+    if p[1] != 8 {
+        return Err(format!(
+            "the read beside the scribbles returned {}, not 8; {report}",
+            errno_name(p[1] as i64)
+        ));
+    }
+    let nops = nops?;
+    if nops[1] != 0 {
+        return Err(format!(
+            "{} of 320 NOPs after the scribbles failed, first with {}; {report}",
+            nops[1],
+            errno_name(nops[2] as i64)
+        ));
+    }
+    if report.is_clean() || report.elapsed > Duration::from_secs(5) {
+        return Err(format!(
+            "close must be bounded and report the scribbles: {report}"
+        ));
+    }
+    for (what, words) in [
+        (
+            "the READY on the unanswered read's entry",
+            "still unanswered",
+        ),
+        (
+            "the READY for a position the entry cannot hold",
+            "cannot hold",
+        ),
+        (
+            "the requests after the position a thousand laps ahead",
+            "after a later one",
+        ),
+    ] {
+        if !report
+            .problems
+            .iter()
+            .any(|p| p.starts_with("protocol violation") && p.contains(words))
+        {
+            return Err(format!("no violation for {what}: {report}"));
+        }
+    }
+    Ok(report.to_string())
+}
+
+/// Waits (5 s at most) until `gpuio_k_hostile_stamps` has scribbled: the NOP it
+/// stamps a thousand laps ahead, after its other stamps, is answered (the read
+/// cannot be: the pipe is empty until the caller writes it); then 100 ms more, in
+/// which the forwarder looks at every entry many times over. Writing the pipe
+/// sooner could let the read be answered first, and the scribble on its entry then
+/// overwrite the answer its own waiter was about to see.
+pub fn wait_for_the_scribbles(ch: &Channel) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while ch.counters().completed == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(100));
 }

@@ -391,7 +391,8 @@ fn a_socket_declared_with_less_than_its_own_access_is_refused_at_open_with_the_r
 }
 
 #[test]
-fn a_kernel_that_inflates_the_completion_count_gets_a_protocol_violation_not_a_clean_close() {
+fn a_kernel_that_inflates_the_completion_count_gets_a_protocol_violation_and_counts_showing_the_excess(
+) {
     // A hostile kernel: one honest NOP, then it writes the shared descriptor's
     // counters (host memory it can reach through `ch->shared` but does not own) as
     // if 1000 more had finished.
@@ -421,6 +422,16 @@ GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
             .problems
             .iter()
             .any(|p| p.starts_with("protocol violation") && p.contains("1001 completed")),
+        "{report}"
+    );
+    // The counts say it too: 1000 finished beyond the one submitted, not a false
+    // "submitted 1 = completed 1001".
+    assert_eq!(report.counters.excess(), 1000, "{report}");
+    assert_eq!(report.counters.unfinished(), 0, "{report}");
+    assert!(
+        report
+            .to_string()
+            .contains("submitted 1 + excess 1000 (finished but never submitted) = completed 1001"),
         "{report}"
     );
 }
@@ -524,7 +535,7 @@ GPUIO_KERNEL(replay)(const gpuio_channel *ch, gpuio_u64 *p) {
         return;
     };
     assert_eq!(p[0], 0, "the honest NOP");
-    assert_violation(&report, "SQ tail was moved");
+    assert_violation(&report, "SQ tail");
 }
 
 #[test]
@@ -588,4 +599,80 @@ GPUIO_KERNEL(dropped)(const gpuio_channel *ch, gpuio_u64 *p) {
     assert_eq!(p[1] as i64, -i64::from(libc::ETIMEDOUT), "{report}");
     assert_eq!(p[2], 0, "the channel is not wedged: {report}");
     assert_violation(&report, "dropped 1 SQ entries");
+}
+
+#[test]
+fn a_kernel_that_moves_the_sq_tail_is_caught_while_it_runs_and_the_ring_stops_replaying() {
+    // The SQ tail moved a lap ahead; once SQPOLL consumed the stale lap, an honest
+    // NOP stores its own (lower) tail, from which SQPOLL would replay stale SQEs for
+    // as long as the ring lives. Then the kernel runs on for 2 s while the host
+    // looks.
+    const HOSTILE: &str = r#"
+#include "gpuio.h"
+GPUIO_KERNEL(moved_tail)(const gpuio_channel *ch, gpuio_u64 *p) {
+  p[0] = (gpuio_u64)gpuio_nop(ch);
+  gpuio_u32 *tail = gpuio_ptr<gpuio_u32>(ch->direct.sq_tail);
+  const gpuio_u32 *head = gpuio_ptr<const gpuio_u32>(ch->direct.sq_head);
+  const gpuio_u32 lap = gpuio_ld_acquire_32(tail) + ch->direct.sq_entries;
+  gpuio_st_release_32(tail, lap);
+  gpuio_u64 until = gpuio_now_ns() + 500000000ull;
+  while (gpuio_ld_acquire_32(head) != lap && gpuio_now_ns() < until) gpuio_sleep_ns(100000u);
+  p[1] = (gpuio_u64)gpuio_nop(ch);
+  until = gpuio_now_ns() + 2000000000ull;
+  while (gpuio_now_ns() < until) gpuio_sleep_ns(1000000u);
+}
+"#;
+    let Some(module) = probe_support::load_on_cpu("moved_tail.cu", HOSTILE) else {
+        return;
+    };
+    let ch = open(ChannelConfig {
+        call_timeout: Duration::from_millis(200),
+        ..config(4)
+    });
+    let launched = Instant::now();
+    let running = module
+        .launch("moved_tail", 1, 1, &ch, &[u64::MAX; 2])
+        .unwrap();
+    let violation = loop {
+        if let Some(v) = ch.violation() {
+            break v;
+        }
+        assert!(
+            launched.elapsed() < Duration::from_millis(1500),
+            "no violation seen while the kernel ran"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(
+        violation.starts_with("protocol violation") && violation.contains("SQ tail"),
+        "{violation}"
+    );
+    // The ring is stopped: SQPOLL consumes nothing more (it would replay a lap
+    // after lap of stale SQEs), though the kernel still runs.
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: HostMemory: the descriptor's device address is its host address, and
+    // the channel keeps it alive; the ring words are read as atomics.
+    let sq_head = unsafe {
+        let desc = &*(ch.device_ptr() as *const gpuio_core::abi::Channel);
+        &*(desc.direct.sq_head as *const std::sync::atomic::AtomicU32)
+    };
+    let before = sq_head.load(std::sync::atomic::Ordering::Acquire);
+    std::thread::sleep(Duration::from_millis(200));
+    let after = sq_head.load(std::sync::atomic::Ordering::Acquire);
+    assert_eq!(before, after, "SQPOLL still consuming after the violation");
+    assert!(
+        launched.elapsed() < Duration::from_millis(2400),
+        "the checks ran while the kernel did"
+    );
+    let p = running.join(JOIN).unwrap();
+    assert_eq!(p[0], 0, "the honest NOP");
+    let report = ch.close();
+    assert_violation(&report, "seen while the kernel ran");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("stopped by the waker")),
+        "{report}"
+    );
 }

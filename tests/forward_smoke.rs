@@ -446,3 +446,99 @@ fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
     assert_eq!(report.counters.failed, 1, "{report}");
     assert_eq!(report.timed_out, 1, "{report}");
 }
+
+#[test]
+fn scribbled_forward_stamps_are_ignored_reported_and_never_wedge_the_channel() {
+    // Thread 1 reads a pipe (its request stays in flight until the host writes);
+    // thread 0 scribbles stamps meanwhile (`gpuio_k_hostile_stamps`): on the read's
+    // own entry READY for the entry's next lap (a position it does not hold, the
+    // read still unanswered), on the next entry READY for a position that entry
+    // cannot hold, on the one after READY for a NOP a thousand laps ahead, and on
+    // the next DONE for a wrong position. Then ordinary writes from 16 threads pass
+    // over every entry again and again.
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dir.path().join("pattern"))
+        .unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let mut config = ChannelConfig {
+        slots: 8,
+        call_timeout: Duration::from_secs(3),
+        ..ChannelConfig::default()
+    };
+    config.endpoint(Endpoint::file("data", &file, Access::READ_WRITE).unwrap());
+    let pipe = config.endpoint(
+        Endpoint::new(
+            "pipe",
+            gpuio_core::EndpointKind::Pipe,
+            Access::READ,
+            std::os::fd::AsFd::as_fd(&reader),
+        )
+        .unwrap(),
+    );
+    let ch = Channel::open(provider(), &ForwardBuilder::default(), config).unwrap();
+    let running = CpuDevice
+        .launch(
+            kernel("hostile_stamps"),
+            2,
+            1,
+            &ch,
+            &[u64::from(pipe), 0, 0],
+        )
+        .unwrap();
+    gpuio::conformance::wait_for_the_scribbles(&ch);
+    // Enough for two reads, so that a phantom second read cannot starve the first.
+    std::io::Write::write_all(&mut &writer, &[7u8; 16]).unwrap();
+    let p = running.join(JOIN).unwrap();
+    assert_ne!(p[2] as i64, -1, "the scribbler found the read in flight");
+    assert_eq!(p[1], 8, "the read answered despite the stamp on its entry");
+
+    const THREADS: u64 = 16;
+    const WRITES: u64 = 40;
+    let src = pattern_source(THREADS, WRITES);
+    let p = CpuDevice
+        .launch(
+            kernel("pwrite_pattern"),
+            2,
+            8,
+            &ch,
+            &[0, src.as_ptr() as u64, WRITES, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[3], 0,
+        "every ordinary write goes through after the scribbles: {} failed, first with {}",
+        p[3], p[4] as i64
+    );
+    assert_file_has_pattern(&file, THREADS, WRITES);
+    let report = ch.close();
+    eprintln!("{report}");
+    assert!(!report.is_clean(), "{report}");
+    assert!(
+        report.elapsed < Duration::from_secs(3),
+        "close within its bound: {report}"
+    );
+    let violations: Vec<&String> = report
+        .problems
+        .iter()
+        .filter(|p| p.starts_with("protocol violation"))
+        .collect();
+    assert!(
+        violations.iter().any(|p| p.contains("still unanswered")),
+        "the READY on an entry whose request was in flight: {report}"
+    );
+    assert!(
+        violations.iter().any(|p| p.contains("cannot hold")),
+        "the READY for a position the entry cannot hold: {report}"
+    );
+    assert!(
+        violations.iter().any(|p| p.contains("after a later one")),
+        "the ordinary request that came after the position a thousand laps ahead: {report}"
+    );
+    drop(writer);
+}

@@ -187,8 +187,19 @@ fn selftest_without_libcuda_lists_cuda_as_skipped_with_the_reason_and_runs_the_c
         .lines()
         .filter(|l| l.starts_with("ok   cpu/mailbox "))
         .count();
-    let cases = gpuio::conformance::CASES.len();
+    let (cases, skipped): (Vec<_>, Vec<_>) = gpuio::conformance::CASES
+        .iter()
+        .partition(|c| c.skip_reason(gpuio_core::TransportKind::Mailbox).is_none());
+    let cases = cases.len();
     assert_eq!(ok, cases, "{out}");
+    for case in skipped {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("skip cpu/mailbox {}: ", case.name))),
+            "no skip line for {}:\n{out}",
+            case.name
+        );
+    }
     assert_eq!(
         out.lines().last(),
         Some(format!("{cases} passed, 0 failed").as_str()),

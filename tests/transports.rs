@@ -10,6 +10,10 @@ use gpuio_device::cpu::CpuDevice;
 
 fn run_case(kind: TransportKind, case: &str) {
     let case = CASES.iter().find(|c| c.name == case).expect("case exists");
+    if let Some(why) = case.skip_reason(kind) {
+        eprintln!("skipped: {kind} {}: {why}", case.name);
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
     let b = builder(kind);
@@ -100,6 +104,14 @@ macro_rules! cases {
             fn a_read_that_never_completes_holds_only_its_own_slot() {
                 run_case($kind, "a_stuck_read_holds_only_its_own_slot");
             }
+            #[test]
+            fn a_kernel_moving_the_direct_sq_tail_is_caught_while_it_runs_and_close_is_not_clean() {
+                run_case($kind, "a_kernel_moving_the_sq_tail_is_a_violation_seen_while_it_runs");
+            }
+            #[test]
+            fn scribbled_forward_stamps_are_reported_and_every_other_request_is_served() {
+                run_case($kind, "scribbled_forward_stamps_are_reported_and_wedge_nothing");
+            }
         }
     )*};
 }
@@ -113,5 +125,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 17);
+    assert_eq!(CASES.len(), 19);
 }

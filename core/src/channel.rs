@@ -179,19 +179,27 @@ pub struct CloseReport {
 
 impl CloseReport {
     /// Everything accepted finished and nothing went wrong while closing.
+    /// The counts must balance exactly: more finished than submitted is as unclean
+    /// as fewer ([`Counters::excess`]).
     pub fn is_clean(&self) -> bool {
-        self.counters.unfinished() == 0 && self.problems.is_empty()
+        self.counters.balanced() && self.problems.is_empty()
     }
 }
 
 impl std::fmt::Display for CloseReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let c = &self.counters;
+        // The counts as an equation that holds: unfinished requests on the right,
+        // finished ones beyond the submitted on the left.
         write!(
             f,
-            "{}: submitted {} = completed {} + failed {}{}, {} timed out, closed in {:?}",
+            "{}: submitted {}{} = completed {} + failed {}{}, {} timed out, closed in {:?}",
             self.transport,
             c.submitted,
+            match c.excess() {
+                0 => String::new(),
+                n => format!(" + excess {n} (finished but never submitted)"),
+            },
             c.completed,
             c.failed,
             match c.unfinished() {
@@ -551,6 +559,14 @@ impl Channel {
             .unwrap_or_default()
     }
 
+    /// The first protocol violation the transport saw while the channel is open,
+    /// if it saw one: a kernel wrote words it does not own (on direct, the SQ
+    /// tail; the ring is then stopped and every later call on the channel fails).
+    /// `close()` reports it too and is never clean after one.
+    pub fn violation(&self) -> Option<String> {
+        self.transport.as_ref().and_then(|t| t.violation())
+    }
+
     /// Closes with the configured bound.
     pub fn close(mut self) -> CloseReport {
         self.close_within(self.close_timeout)
@@ -595,15 +611,18 @@ impl Channel {
             }
         }
         let c = report.counters;
-        let finished = c.completed.saturating_add(c.failed);
-        if finished > c.submitted {
+        if c.excess() > 0 {
             // Only a kernel that wrote words it does not own (ring indexes, the
             // counters) can make more requests finish than were submitted.
             problems.push(format!(
-                "protocol violation: {finished} requests finished ({} completed + {} failed) \
-                 but only {} were submitted; the kernel wrote ring words or counters it does \
-                 not own, so these counts cannot be trusted",
-                c.completed, c.failed, c.submitted
+                "protocol violation: {} requests finished ({} completed + {} failed) \
+                 but only {} were submitted, {} too many; the kernel wrote ring words or \
+                 counters it does not own, so these counts cannot be trusted",
+                c.finished(),
+                c.completed,
+                c.failed,
+                c.submitted,
+                c.excess()
             ));
         }
         let queues: Vec<QueueReport> = self.queues.iter().flatten().map(|q| q.report()).collect();
@@ -636,5 +655,55 @@ impl Drop for Channel {
             let bound = self.close_timeout;
             let _ = self.close_within(bound);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(submitted: u64, completed: u64, failed: u64) -> CloseReport {
+        CloseReport {
+            transport: TransportKind::Direct,
+            counters: Counters {
+                submitted,
+                completed,
+                failed,
+            },
+            timed_out: 0,
+            problems: Vec::new(),
+            queues: Vec::new(),
+            logs: Vec::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn counts_with_more_finished_than_submitted_are_never_clean_and_show_the_excess() {
+        // However the problem list came out, counts that do not balance are not a
+        // clean close, and the report says by how many they are off on either side.
+        let r = report(1, 1001, 0);
+        assert_eq!(r.counters.unfinished(), 0);
+        assert_eq!(r.counters.excess(), 1000);
+        assert!(!r.is_clean(), "{r}");
+        let text = r.to_string();
+        assert!(
+            text.starts_with("direct: submitted 1 + excess 1000 (finished but never submitted) = completed 1001 + failed 0,"),
+            "{text}"
+        );
+        let r = report(5, 3, 1);
+        assert!(!r.is_clean(), "{r}");
+        assert!(
+            r.to_string()
+                .contains("= completed 3 + failed 1 + unfinished 1,"),
+            "{r}"
+        );
+        let r = report(5, 4, 1);
+        assert!(r.is_clean(), "{r}");
+        assert!(
+            r.to_string()
+                .starts_with("direct: submitted 5 = completed 4 + failed 1,"),
+            "{r}"
+        );
     }
 }

@@ -26,9 +26,29 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// Requests accepted but not finished.
+    /// Requests finished, successfully or not.
+    pub fn finished(&self) -> u64 {
+        self.completed.saturating_add(self.failed)
+    }
+
+    /// Requests accepted but not finished; 0 when more finished than were accepted,
+    /// which [`Counters::excess`] counts.
     pub fn unfinished(&self) -> u64 {
-        self.submitted.saturating_sub(self.completed + self.failed)
+        self.submitted.saturating_sub(self.finished())
+    }
+
+    /// Requests finished beyond those accepted. No honest channel has any: only a
+    /// kernel that wrote ring words or counters it does not own (a direct SQ tail
+    /// moved a lap ahead makes the kernel replay stale SQEs, each completing again)
+    /// can make them, so they are a protocol violation, never clamped away.
+    pub fn excess(&self) -> u64 {
+        self.finished().saturating_sub(self.submitted)
+    }
+
+    /// `submitted == completed + failed`: nothing left unfinished, nothing finished
+    /// twice.
+    pub fn balanced(&self) -> bool {
+        self.submitted == self.finished()
     }
 }
 
@@ -233,6 +253,12 @@ pub trait Transport: Send {
     fn kind(&self) -> TransportKind;
     /// Counts so far.
     fn counters(&self) -> Counters;
+    /// The first protocol violation the transport saw while the channel is open
+    /// (a kernel writing words it does not own), if it checks for any before
+    /// `close()`; `close()` reports it either way.
+    fn violation(&self) -> Option<String> {
+        None
+    }
     /// Drain everything accepted, stop host threads, release the OS resources the
     /// transport holds (memory stays with the channel). Returns by `deadline`
     /// whatever happens, saying what it could not finish.

@@ -750,4 +750,73 @@ GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* ------------------------------------------------------------ hostile kernels
+ * A kernel may scribble over its own channel; the host must notice, say so and
+ * stay bounded, never report such a channel clean (gpuio selftest). */
+
+/* Moves the direct ring's SQ tail a lap ahead of what gpuio's publisher released
+ * (on direct only; elsewhere it only makes the first NOP). Thread 0: a NOP, the
+ * tail moved, then it runs on for p[0] ns so that the host sees the violation while
+ * it runs, and one more NOP (the host has stopped the ring by then: it answers
+ * nothing but a failure). out: [1] the first NOP, [2] the last one. */
+GPUIO_KERNEL(gpuio_k_hostile_sq_tail)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  p[1] = (gpuio_u64)gpuio_nop(ch);
+  if (ch->transport != GPUIO_TRANSPORT_DIRECT) return;
+  gpuio_u32 *tail = gpuio_ptr<gpuio_u32>(ch->direct.sq_tail);
+  gpuio_st_release_32(tail, gpuio_ld_acquire_32(tail) + ch->direct.sq_entries);
+  const gpuio_u64 until = gpuio_now_ns() + p[0];
+  while (gpuio_now_ns() < until) gpuio_sleep_ns(1000000u);
+  p[2] = (gpuio_u64)gpuio_nop(ch);
+}
+
+/* Scribbles forward stamps (on forward only) beside an honest read. Launch two
+ * threads in different blocks. Thread 1 reads 8 bytes from stream endpoint p[0]
+ * (out: [1] what it returned); thread 0 waits (2 s at most) for that read's entry
+ * to be READY (out: [2] its index, -1 if it never was) and 200 ms more for the
+ * host to take it, then stamps it READY for
+ * the entry's next lap while the read is unanswered, the next entry READY for a
+ * position it cannot hold, the one after READY for a NOP a thousand laps ahead, the
+ * next DONE for a wrong position, and runs on for 50 ms. */
+GPUIO_KERNEL(gpuio_k_hostile_stamps)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u32 slots = ch->slots;
+  if (gpuio_global_thread_id() == 1) {
+    char buf[8];
+    p[1] = (gpuio_u64)gpuio_read(ch, (gpuio_u32)p[0], buf, sizeof buf);
+    return;
+  }
+  if (gpuio_global_thread_id() != 0) return;
+  p[2] = (gpuio_u64)-1;
+  if (ch->transport != GPUIO_TRANSPORT_FORWARD) return;
+  const gpuio_u64 until = gpuio_now_ns() + 2000000000ull;
+  gpuio_u64 k = (gpuio_u64)-1, pos = 0;
+  while (k == (gpuio_u64)-1 && gpuio_now_ns() < until) {
+    for (gpuio_u32 i = 0; i < slots; i++) {
+      gpuio_forward_entry *e = gpuio_forward_entry_at(ch, i);
+      const gpuio_u64 s = gpuio_ld_acquire_64(&e->stamp);
+      if ((s & 3u) == GPUIO_STAMP_READY && gpuio_ld_relaxed_32(&e->req.op) == GPUIO_OP_READ) {
+        k = i;
+        pos = s >> GPUIO_STAMP_SHIFT;
+      }
+    }
+    gpuio_sleep_ns(100000u);
+  }
+  p[2] = k;
+  if (k == (gpuio_u64)-1) return;
+  /* The host takes a READY entry within a poll or two; stamped over sooner, the
+   * read would never have been a request (the kernel's own loss, not the host's).
+   * The pipe stays empty until the scribbles are done, so the read stays READY. */
+  const gpuio_u64 taken = gpuio_now_ns() + 200000000ull;
+  while (gpuio_now_ns() < taken) gpuio_sleep_ns(1000000u);
+  gpuio_st_release_64(&gpuio_forward_entry_at(ch, (gpuio_u32)k)->stamp, gpuio_forward_stamp(pos + slots, GPUIO_STAMP_READY));
+  const gpuio_u32 a = (gpuio_u32)(k + 1u) % slots, b = (gpuio_u32)(k + 2u) % slots, c = (gpuio_u32)(k + 3u) % slots;
+  gpuio_st_release_64(&gpuio_forward_entry_at(ch, a)->stamp, gpuio_forward_stamp(a + 1u, GPUIO_STAMP_READY));
+  gpuio_forward_entry *ahead = gpuio_forward_entry_at(ch, b);
+  gpuio_st_relaxed_32(&ahead->req.op, GPUIO_OP_NOP);
+  gpuio_st_release_64(&ahead->stamp, gpuio_forward_stamp(b + 1000ull * slots, GPUIO_STAMP_READY));
+  gpuio_st_release_64(&gpuio_forward_entry_at(ch, c)->stamp, gpuio_forward_stamp(c + 5u, GPUIO_STAMP_DONE));
+  const gpuio_u64 rest = gpuio_now_ns() + 50000000ull;
+  while (gpuio_now_ns() < rest) gpuio_sleep_ns(1000000u);
+}
+
 #endif /* GPUIO_CONFORMANCE_H */

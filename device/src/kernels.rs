@@ -165,6 +165,8 @@ kernels!(
     gpuio_k_queue_take,
     gpuio_k_queue_misuse,
     gpuio_k_rulebook,
+    gpuio_k_hostile_sq_tail,
+    gpuio_k_hostile_stamps,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.

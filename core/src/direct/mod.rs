@@ -18,7 +18,11 @@
 //!   a raw `WRITE_FIXED` on it fails with `-EBADF` in io_uring itself; an endpoint
 //!   that cannot be narrowed (a socket declared read-only) fails the open. The device-local `DirectState` and `DirectSlot[slots]`
 //!   (zeroed: every slot free for lap 0) are allocated and `desc.direct` filled in.
-//! * the waker ([`waker`]): wakes the SQPOLL thread when it sleeps with work pending.
+//! * the waker ([`waker`]): wakes the SQPOLL thread when it sleeps with work pending,
+//!   and checks the SQ words each time it looks: an SQ tail that a kernel moved
+//!   itself is a protocol violation it reports while the kernel runs
+//!   ([`Transport::violation`]), stopping the ring at once so that SQPOLL does not
+//!   replay stale SQEs until `close()`.
 //! * teardown ([`DirectTransport::close`]): waits (bounded) until the ring has
 //!   settled — every SQ position taken published, every SQE consumed, every
 //!   published request completed — and stayed so for `close_quiet`, with the waker
@@ -55,7 +59,7 @@ use crate::transport::{
 };
 
 use host::{RingOwner, Snapshot};
-pub use waker::{Waker, WakerConfig};
+pub use waker::{PublishedWord, Waker, WakerConfig};
 
 /// Bits of an SQE's `user_data` below which the device puts the request's position;
 /// above them it puts the errno of a request its rulebook refused, submitted as a
@@ -134,7 +138,12 @@ impl TransportBuilder for DirectBuilder {
 
     fn build(&self, ctx: &mut OpenContext<'_>) -> Result<Box<dyn Transport>, TransportError> {
         let owner = RingOwner::open(ctx, self)?;
-        let waker = Waker::spawn(owner.ring.clone(), self.waker)?;
+        let published = PublishedWord::new(
+            ctx.descriptor.clone(),
+            std::mem::offset_of!(crate::abi::Channel, stats)
+                + std::mem::offset_of!(crate::abi::Stats, submitted),
+        )?;
+        let waker = Waker::spawn(owner.ring.clone(), Some(published), self.waker)?;
         Ok(Box::new(DirectTransport {
             owner: Some(owner),
             waker,
@@ -170,7 +179,8 @@ struct Drained {
 
 impl DirectTransport {
     /// Polls until the ring has settled and stayed so for `close_quiet`, or until
-    /// `deadline`, or until a snapshot shows a protocol violation: a ring that a
+    /// `deadline`, or until a snapshot shows a protocol violation or the waker saw
+    /// one (and stopped the ring, which then never settles): a ring that a
     /// kernel scribbled over never settles (SQPOLL may replay stale SQEs for as long
     /// as the ring lives), so waiting longer only lets the damage go on. Requests that
     /// sit in the kernel with nothing moving for `cancel_after` are cancelled, once:
@@ -184,7 +194,7 @@ impl DirectTransport {
             let s = owner.snapshot();
             let now = Instant::now();
             let violations = s.violations();
-            if !violations.is_empty() {
+            if !violations.is_empty() || self.waker.violation().is_some() {
                 return Drained {
                     snap: s,
                     settled: false,
@@ -249,6 +259,10 @@ impl Transport for DirectTransport {
         TransportKind::Direct
     }
 
+    fn violation(&self) -> Option<String> {
+        self.waker.violation()
+    }
+
     fn counters(&self) -> Counters {
         let s = self.owner.as_ref().map(|o| o.stats()).unwrap_or_default();
         Counters {
@@ -273,9 +287,14 @@ impl Transport for DirectTransport {
             snap,
             settled,
             cancelled,
-            violations,
+            mut violations,
             problems: drain_problems,
         } = self.drain(&owner, deadline);
+        // What the waker saw while the kernel ran comes first (it stopped the ring).
+        let stopped_early = self.waker.violation();
+        if let Some(v) = &stopped_early {
+            violations.insert(0, v.clone());
+        }
         // Completions the device had not reaped when the snapshot was taken are read,
         // not consumed (module doc). They are read with the snapshot: a device thread
         // may still reap them meanwhile, and the report adds them to the counters
@@ -310,9 +329,18 @@ impl Transport for DirectTransport {
         };
         if !violations.is_empty() {
             problems.push(format!(
-                "the ring was stopped at close (its fd closed, so SQPOLL stops); its counts \
+                "the ring was stopped {} (its fd closed, so SQPOLL stops); its counts \
                  cannot be trusted: SQ head {}, tail {}, published {}, CQ head {}, tail {}",
-                snap.sq_head, snap.sq_tail, snap.published, snap.cq_head, snap.cq_tail
+                if stopped_early.is_some() {
+                    "by the waker when it saw the violation"
+                } else {
+                    "at close"
+                },
+                snap.sq_head,
+                snap.sq_tail,
+                snap.published,
+                snap.cq_head,
+                snap.cq_tail
             ));
         } else if !settled {
             if snap.reserved > snap.published {

@@ -10,14 +10,101 @@
 //! idle channel costs almost no CPU. A lost race (the flag set just after the
 //! waker looked) costs at most one more poll: the waker keeps looking for as long as
 //! entries are pending, so no submission waits past the next poll.
+//!
+//! **It watches the ring words too.** Each time it looks at the SQ it reads the
+//! kernel's SQ head, then the SQ tail, then the count of SQ positions the device
+//! published ([`PublishedWord`]: gpuio's publisher stores it before each tail it
+//! releases, and the kernel consumes only up to a tail it read). On an honest
+//! channel `head <= tail <= published` for reads in that order, and no more than
+//! `sq_entries` are pending. Anything else is a kernel writing the SQ tail itself
+//! (moved a lap ahead, SQPOLL replays stale SQEs for as long as the ring lives,
+//! burning a host core and completing requests nobody made): the waker records a
+//! protocol violation once ([`Waker::violation`]), stops the ring at once
+//! ([`SqpollRing::stop`]: its fd closed, SQPOLL takes nothing more from it) and
+//! ends, so the damage is bounded by one poll instead of lasting until `close()`.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::memory::SharedMemory;
 use crate::transport::{Backoff, TransportError};
 use crate::uring::SqpollRing;
+
+/// The `u64` in shared memory where the device counts the SQ positions it
+/// published: `Channel::stats.submitted`, which `gpuio_direct_publish` stores before
+/// every SQ tail it releases, so a tail read before it is never above it.
+pub struct PublishedWord {
+    memory: Arc<dyn SharedMemory>,
+    offset: usize,
+}
+
+impl PublishedWord {
+    /// The word at `offset` in `memory`; refuses one out of range or misaligned.
+    pub fn new(memory: Arc<dyn SharedMemory>, offset: usize) -> Result<Self, TransportError> {
+        memory.atomic_u64(offset)?;
+        Ok(Self { memory, offset })
+    }
+
+    /// The count, acquired (`None` only if the memory refused the access `new`
+    /// checked).
+    fn load(&self) -> Option<u64> {
+        self.memory
+            .atomic_u64(self.offset)
+            .ok()
+            .map(|a| a.load(Ordering::Acquire))
+    }
+}
+
+/// The SQ words the waker reads each time it looks, in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SqWords {
+    /// The kernel's SQ head.
+    head: u32,
+    /// The SQ tail.
+    tail: u32,
+    /// SQ positions the device published ([`PublishedWord`]).
+    published: u64,
+    /// The ring's SQ entries.
+    entries: u32,
+}
+
+impl SqWords {
+    /// The protocol violation these words prove, in words; `None` on an honest
+    /// channel (module doc: `head <= tail <= published`, at most `entries` pending;
+    /// positions compared modulo 2^32 as the ring does).
+    fn violation(&self) -> Option<String> {
+        let published = self.published as u32;
+        let ahead = self.tail.wrapping_sub(published) as i32;
+        if ahead > 0 {
+            return Some(format!(
+                "protocol violation: the SQ tail ({}) is {ahead} positions ahead of the {published} \
+                 the device published: the kernel moved the SQ tail itself, so the SQPOLL \
+                 thread would consume entries nobody wrote (seen while the kernel ran; the ring \
+                 was stopped)",
+                self.tail
+            ));
+        }
+        let pending = self.tail.wrapping_sub(self.head);
+        if pending as i32 > 0 && pending > self.entries {
+            return Some(format!(
+                "protocol violation: {pending} SQ entries pending (head {}, tail {}) in a ring \
+                 of {}: the SQ tail was moved (seen while the kernel ran; the ring was stopped)",
+                self.head, self.tail, self.entries
+            ));
+        }
+        if (pending as i32) < 0 {
+            return Some(format!(
+                "protocol violation: the kernel consumed SQ entries up to {}, past the SQ tail \
+                 ({}): the SQ tail was moved and stale SQEs replayed (seen while the kernel \
+                 ran; the ring was stopped)",
+                self.head, self.tail
+            ));
+        }
+        None
+    }
+}
 
 /// How the waker polls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +131,8 @@ struct Shared {
     wakeups: AtomicU64,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
+    /// The protocol violation that made the waker stop the ring.
+    violation: OnceLock<String>,
 }
 
 /// A running waker thread. Dropping it stops and joins it (bounded).
@@ -63,13 +152,18 @@ pub struct WakerReport {
 }
 
 impl Waker {
-    /// Starts watching `ring`.
-    pub fn spawn(ring: Arc<SqpollRing>, config: WakerConfig) -> Result<Self, TransportError> {
+    /// Starts watching `ring`; with `published`, also checks the SQ words against
+    /// it (module doc) and stops the ring on a protocol violation.
+    pub fn spawn(
+        ring: Arc<SqpollRing>,
+        published: Option<PublishedWord>,
+        config: WakerConfig,
+    ) -> Result<Self, TransportError> {
         let shared = Arc::new(Shared::default());
         let s = shared.clone();
         let handle = std::thread::Builder::new()
             .name("gpuio-direct-waker".into())
-            .spawn(move || run(&ring, &s, config))
+            .spawn(move || run(&ring, &s, published.as_ref(), config))
             .map_err(|e| TransportError::os("spawn(gpuio-direct-waker)", e))?;
         Ok(Self {
             shared,
@@ -80,6 +174,12 @@ impl Waker {
     /// `IORING_ENTER_SQ_WAKEUP` calls made so far.
     pub fn wakeups(&self) -> u64 {
         self.shared.wakeups.load(Ordering::Relaxed)
+    }
+
+    /// The protocol violation the waker saw in the SQ words, if it saw one (it
+    /// then stopped the ring and ended).
+    pub fn violation(&self) -> Option<String> {
+        self.shared.violation.get().cloned()
     }
 
     /// Stops the thread and joins it, waiting until `deadline` at most (the thread
@@ -129,10 +229,28 @@ impl Drop for Waker {
     }
 }
 
-fn run(ring: &SqpollRing, shared: &Shared, config: WakerConfig) {
+fn run(ring: &SqpollRing, shared: &Shared, published: Option<&PublishedWord>, config: WakerConfig) {
     let mut backoff = Backoff::new(config.idle_max);
+    let entries = ring.layout().sq_entries;
     while !shared.stop.load(Ordering::Acquire) {
-        if ring.sq_pending() == 0 {
+        // The order of the reads matters (`SqWords`).
+        let head = ring.sq_head();
+        let tail = ring.sq_tail();
+        if let Some(published) = published.and_then(PublishedWord::load) {
+            let words = SqWords {
+                head,
+                tail,
+                published,
+                entries,
+            };
+            if let Some(v) = words.violation() {
+                tracing::error!(violation = %v, ?words, "direct ring stopped while the kernel runs");
+                let _ = shared.violation.set(v);
+                ring.stop();
+                return;
+            }
+        }
+        if tail == head {
             backoff.idle();
             continue;
         }
@@ -193,7 +311,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
-        let mut waker = Waker::spawn(ring.clone(), WakerConfig::default()).unwrap();
+        let mut waker = Waker::spawn(ring.clone(), None, WakerConfig::default()).unwrap();
         let c = loop {
             if let Some(c) = ring.pop() {
                 break c;
@@ -208,10 +326,80 @@ mod tests {
     }
 
     #[test]
+    fn sq_words_are_a_violation_only_when_the_tail_was_moved() {
+        let w = |head, tail, published| SqWords {
+            head,
+            tail,
+            published,
+            entries: 4,
+        };
+        // Honest: the head at or behind the tail, the tail at or behind the count.
+        for honest in [
+            w(0, 0, 0),
+            w(3, 5, 5),
+            w(3, 5, 7),
+            w(u32::MAX, 2, 1 << 32 | 2),
+        ] {
+            assert_eq!(honest.violation(), None, "{honest:?}");
+        }
+        // The tail a lap ahead of what was published; consumed past the tail; more
+        // pending than the ring holds.
+        for (moved, what) in [
+            (w(1, 5, 1), "4 positions ahead"),
+            (w(5, 1, 1), "past the SQ tail"),
+            (w(1, 6, 6), "5 SQ entries pending"),
+        ] {
+            let v = moved.violation().unwrap_or_default();
+            assert!(
+                v.starts_with("protocol violation") && v.contains(what),
+                "{moved:?}: {v}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_waker_that_sees_the_sq_tail_ahead_of_the_published_count_stops_the_ring_and_says_why() {
+        use crate::memory::{HostMemory, MemoryProvider};
+        let out = tempfile::tempfile().unwrap();
+        let (ring, _staging) = confined_ring(&[&out], Duration::from_millis(50));
+        let ring = Arc::new(ring);
+        let count: Arc<dyn SharedMemory> = Arc::from(HostMemory.alloc_shared(64).unwrap());
+        let published = PublishedWord::new(count, 0).unwrap();
+        let mut waker =
+            Waker::spawn(ring.clone(), Some(published), WakerConfig::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(waker.violation(), None, "nothing moved yet");
+        // A producer that is not gpuio's publisher: the tail moves, the count stays 0.
+        let nop = opcode::Nop::new()
+            .build()
+            .flags(io_uring::squeue::Flags::FIXED_FILE)
+            .user_data(1);
+        // SAFETY: the test is the only producer; a NOP names no memory.
+        unsafe { ring.push(&nop) }.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while waker.violation().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the waker never saw the moved tail"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let v = waker.violation().unwrap_or_default();
+        assert!(v.contains("1 positions ahead of the 0"), "{v}");
+        assert!(ring.is_stopped(), "the ring is stopped with the report");
+        assert!(matches!(
+            ring.wake(),
+            Err(crate::uring::UringError::Stopped)
+        ));
+        let report = waker.stop(Instant::now() + Duration::from_secs(5));
+        assert!(report.problems.is_empty(), "{report:?}");
+    }
+
+    #[test]
     fn an_idle_waker_stops_promptly_and_reports_nothing() {
         let out = tempfile::tempfile().unwrap();
         let (ring, _staging) = confined_ring(&[&out], Duration::from_millis(50));
-        let mut waker = Waker::spawn(Arc::new(ring), WakerConfig::default()).unwrap();
+        let mut waker = Waker::spawn(Arc::new(ring), None, WakerConfig::default()).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let report = waker.stop(Instant::now() + Duration::from_secs(5));
         assert_eq!(report, WakerReport::default());

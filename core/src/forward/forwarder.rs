@@ -16,7 +16,7 @@ use crate::request::{validate, Request, Staging};
 use crate::transport::{Backoff, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
-use super::queue::{self, QueueView};
+use super::queue::{self, BadStamp, QueueView, Stamp};
 use super::AtomicCounters;
 
 /// First sleep in `io_uring_enter` while waiting for a completion; doubles up to
@@ -80,6 +80,10 @@ pub(crate) struct Exit {
     pub ring_error: Option<String>,
     /// Entries the device stamped READY for a position they cannot hold.
     pub violations: u64,
+    /// Entries stamped READY for a new position while their request was unanswered.
+    pub unanswered_stamps: u64,
+    /// Requests served that came to an entry after a later position had.
+    pub behind: u64,
 }
 
 impl Exit {
@@ -104,6 +108,20 @@ impl Exit {
             p.push(format!(
                 "protocol violation: {} forward entries were stamped READY for a position they cannot hold (ignored)",
                 self.violations
+            ));
+        }
+        if self.unanswered_stamps > 0 {
+            p.push(format!(
+                "protocol violation: {} forward entries were stamped READY for a new position while \
+                 their request was still unanswered (ignored; the request was answered as usual)",
+                self.unanswered_stamps
+            ));
+        }
+        if self.behind > 0 {
+            p.push(format!(
+                "protocol violation: {} requests came to a forward entry after a later one had \
+                 (a position the kernel stamped ahead, or one it replayed); served",
+                self.behind
             ));
         }
         if let Some(e) = &self.ring_error {
@@ -136,15 +154,19 @@ pub(crate) struct Forwarder {
     control: Arc<Control>,
     counters: Arc<AtomicCounters>,
     /// Per entry, the last position taken from it (`None`: none yet). A READY
-    /// stamp for that position is in the ring; one for an older position, or for a
-    /// position that does not belong to the entry, is a protocol violation.
+    /// stamp for that position is in the ring or a replay; what any other stamp is
+    /// follows from it ([`queue::classify`]).
     taken: Vec<Option<u64>>,
     /// Per entry, whether its last position taken is still unanswered.
     open: Vec<bool>,
     /// Where the next scan starts, so that no entry is always looked at last.
     cursor: usize,
-    /// READY stamps that broke the protocol (see `taken`), counted once each.
+    /// READY stamps for a position their entry cannot hold, counted once each.
     violations: u64,
+    /// READY stamps for a new position on an entry whose request was unanswered.
+    unanswered_stamps: u64,
+    /// Requests served for a position below one taken from their entry before.
+    behind: u64,
     /// The last such stamp per entry, so a stamp left in place is counted once.
     bad_stamp: Vec<Option<u64>>,
     /// Ops pushed to the ring and not yet reaped.
@@ -205,6 +227,8 @@ impl Forwarder {
             open: vec![false; slots],
             cursor: 0,
             violations: 0,
+            unanswered_stamps: 0,
+            behind: 0,
             bad_stamp: vec![None; slots],
             in_flight: 0,
             capacity,
@@ -283,7 +307,10 @@ impl Forwarder {
 
     /// Whether some entry holds a request not taken yet.
     fn any_ready(&self) -> bool {
-        (0..self.taken.len()).any(|i| self.untaken(i).is_some_and(|pos| self.belongs(i, pos)))
+        (0..self.taken.len()).any(|i| {
+            self.untaken(i)
+                .is_some_and(|pos| !matches!(self.classify(i, pos), Stamp::Bad(_)))
+        })
     }
 
     /// The position entry `i` holds READY and not yet taken, if any.
@@ -291,9 +318,9 @@ impl Forwarder {
         queue::untaken(self.queue.entries()[i].stamp(), self.taken[i], self.open[i])
     }
 
-    /// Whether entry `i` may hold a request for `pos` ([`queue::belongs`]).
-    fn belongs(&self, i: usize, pos: u64) -> bool {
-        queue::belongs(i, self.taken.len(), pos, self.taken[i])
+    /// What a READY stamp for `pos` on entry `i` is ([`queue::classify`]).
+    fn classify(&self, i: usize, pos: u64) -> Stamp {
+        queue::classify(i, self.taken.len(), pos, self.taken[i], self.open[i])
     }
 
     /// Takes every READY entry, in any order (one pass over the queue from a
@@ -307,17 +334,35 @@ impl Forwarder {
             }
             let i = (self.cursor + k) % n;
             let Some(pos) = self.untaken(i) else { continue };
-            if !self.belongs(i, pos) {
-                if self.bad_stamp[i] != Some(pos) {
-                    self.bad_stamp[i] = Some(pos);
-                    self.violations += 1;
+            match self.classify(i, pos) {
+                Stamp::Request => {}
+                Stamp::Behind => {
+                    self.behind += 1;
                     tracing::warn!(
                         entry = i,
                         pos,
-                        "forward entry stamped READY for a position it cannot hold"
+                        last = ?self.taken[i],
+                        "forward request for a position below one taken from its entry"
                     );
                 }
-                continue;
+                Stamp::Bad(why) => {
+                    // Counted once per stamp: it stays in place until the device
+                    // (or, for an unanswered entry, the host's answer) overwrites it.
+                    if self.bad_stamp[i] != Some(pos) {
+                        self.bad_stamp[i] = Some(pos);
+                        match why {
+                            BadStamp::Foreign => self.violations += 1,
+                            BadStamp::Unanswered => self.unanswered_stamps += 1,
+                        }
+                        tracing::warn!(
+                            entry = i,
+                            pos,
+                            ?why,
+                            "forward entry stamped READY out of turn"
+                        );
+                    }
+                    continue;
+                }
             }
             let req = self.queue.entries()[i].request();
             self.taken[i] = Some(pos);
@@ -506,7 +551,7 @@ impl Forwarder {
         let mut refused = 0;
         for i in 0..self.taken.len() {
             let Some(pos) = self.untaken(i) else { continue };
-            if !self.belongs(i, pos) {
+            if let Stamp::Bad(_) = self.classify(i, pos) {
                 continue; // not a request (counted as a violation when seen)
             }
             self.counters.submitted.fetch_add(1, Ordering::AcqRel);
@@ -518,6 +563,8 @@ impl Forwarder {
             refused_at_close: refused,
             deadline_hit,
             violations: self.violations,
+            unanswered_stamps: self.unanswered_stamps,
+            behind: self.behind,
             ring_error: self.ring_error.take(),
         }
     }

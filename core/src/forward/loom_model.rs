@@ -1,5 +1,5 @@
 //! Loom models of the forward queue's hand-off (`.ci/loom`): the host side is the
-//! forwarder's own code (`EntryView`, `queue::untaken`, `queue::belongs`), the device
+//! forwarder's own code (`EntryView`, `queue::untaken`, `queue::classify`), the device
 //! side mirrors `gpuio/forward.h` and the turns of `gpuio/api.h`
 //! ([`crate::turns_model`]). Each slot's staging chunk is a loom `UnsafeCell`, so loom
 //! reports any interleaving in which the device and the host (io_uring, for the
@@ -14,7 +14,7 @@ use crate::abi::{self, op, stamp};
 use crate::sync::Ordering;
 use crate::turns_model::Turns;
 
-use super::queue::{belongs, stamp_of, untaken, EntryView};
+use super::queue::{classify, stamp_of, untaken, EntryView, Stamp};
 
 /// What the device and the host share, and the device's own turns.
 struct Queue {
@@ -96,8 +96,9 @@ impl Queue {
                 let Some(pos) = untaken(e.stamp(), taken[i], open[i]) else {
                     continue;
                 };
-                assert!(
-                    belongs(i, slots, pos, taken[i]),
+                assert_eq!(
+                    classify(i, slots, pos, taken[i], open[i]),
+                    Stamp::Request,
                     "a READY stamp out of turn"
                 );
                 let req = e.request();

@@ -39,8 +39,14 @@
 //!   slot: turn owners pass over a slot held longer than a quarter of the timeout
 //!   and queue again elsewhere.
 //! * **Untrusted stamps.** A READY stamp for a position its entry cannot hold (not
-//!   `≡ entry (mod slots)`, or not newer than the last one taken from it) is not a
-//!   request: it is ignored and reported by `close()` as a protocol violation.
+//!   `≡ entry (mod slots)`, or the last one taken from it again), or for a new
+//!   position while the entry's request is still unanswered (nobody held the entry
+//!   to stamp it), is not a request: it is ignored, the request in flight is
+//!   answered as usual, and `close()` reports a protocol violation. A position
+//!   below one taken from its entry before is served and reported: the host cannot
+//!   tell whether it or the earlier one was the scribble, and a position stamped a
+//!   thousand laps ahead must not make the entry refuse the kernel's own requests
+//!   for good (`queue::classify`).
 //! * **Abandoned waits.** A waiter that times out marks its slot `ABANDONED`; the
 //!   next turn owner takes the slot over once the host's DONE for it is there. The
 //!   host never needs to know; the device counts every call that gave up in the

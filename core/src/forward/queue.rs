@@ -24,11 +24,46 @@ pub(crate) fn untaken(stamp: u64, last: Option<u64>, open: bool) -> Option<u64> 
     (stamp & 3 == stamp::READY && !in_flight).then_some(pos)
 }
 
-/// Whether entry `i` of `slots` may hold a request for `pos`: the device stamps READY
-/// only for a position of this entry, newer than the last one taken from it
-/// (`last`); anything else it wrote there is not a request.
-pub(crate) fn belongs(i: usize, slots: usize, pos: u64, last: Option<u64>) -> bool {
-    pos % slots as u64 == i as u64 && last.is_none_or(|t| pos > t)
+/// What a READY stamp for `pos` on entry `i` of `slots` is, given the last position
+/// taken from the entry (`last`) and whether that one is still unanswered (`open`).
+/// gpuio's device code stamps READY only for a position of this entry
+/// (`≡ i mod slots`), only once the entry's previous request was answered (a slot
+/// is taken again only after its DONE), and for positions that only grow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stamp {
+    /// A request, as the protocol says.
+    Request,
+    /// A request for a position below one already taken from the entry: only a
+    /// stamp the kernel wrote itself (that later position, or this one replayed)
+    /// puts it there. It is served, because the host cannot tell which of the two
+    /// was the scribble, and a kernel's honest requests must not wait forever
+    /// behind a position it stamped a thousand laps ahead; it is reported.
+    Behind,
+    /// Not a request: ignored and reported.
+    Bad(BadStamp),
+}
+
+/// Why a READY stamp is not a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BadStamp {
+    /// A position this entry cannot hold (`≢ i mod slots`), or the one last taken
+    /// from it again after it was answered (a replay).
+    Foreign,
+    /// A new position while the entry's request is still unanswered: nobody held
+    /// the entry to stamp it.
+    Unanswered,
+}
+
+pub(crate) fn classify(i: usize, slots: usize, pos: u64, last: Option<u64>, open: bool) -> Stamp {
+    if pos % slots as u64 != i as u64 || last == Some(pos) {
+        Stamp::Bad(BadStamp::Foreign)
+    } else if open {
+        Stamp::Bad(BadStamp::Unanswered)
+    } else if last.is_some_and(|t| pos < t) {
+        Stamp::Behind
+    } else {
+        Stamp::Request
+    }
 }
 
 /// One `abi::ForwardEntry`, field for field, as atomics.

@@ -40,6 +40,10 @@ pub enum UringError {
     /// The host tried to push an SQE into a full submission queue.
     #[error("the submission queue is full")]
     SqFull,
+    /// The ring's fd was closed early ([`SqpollRing::stop`]); nothing more can be
+    /// asked of the kernel about it.
+    #[error("the ring was stopped (its fd closed)")]
+    Stopped,
 }
 
 impl UringError {

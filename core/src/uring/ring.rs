@@ -5,7 +5,7 @@
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use super::sys::{self, IoringOp, IoringRestrictionOp, IoringSetupFlags, IoringSqFlags};
 use super::{RingLayout, RingSpec, UringError};
@@ -82,8 +82,10 @@ const _: () = assert!(std::mem::size_of::<Completion>() == sys::CQE_SIZE);
 const _: () = assert!(std::mem::size_of::<io_uring::squeue::Entry>() == sys::SQE_SIZE);
 
 struct Inner {
-    /// Declared first: closed before the memory below is released.
-    fd: OwnedFd,
+    /// Declared first: closed before the memory below is released. `None` once
+    /// [`SqpollRing::stop`] closed it early; the lock keeps it open while a system
+    /// call uses it.
+    fd: RwLock<Option<OwnedFd>>,
     rings: Arc<dyn SharedMemory>,
     sqes: Arc<dyn SharedMemory>,
     layout: RingLayout,
@@ -94,7 +96,15 @@ struct Inner {
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ring")
-            .field("fd", &self.fd.as_raw_fd())
+            .field(
+                "fd",
+                &self
+                    .fd
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .as_ref()
+                    .map(|fd| fd.as_raw_fd()),
+            )
             .field("rings", &self.rings.region())
             .field("sqes", &self.sqes.region())
             .field("layout", &self.layout)
@@ -105,6 +115,15 @@ impl std::fmt::Debug for Inner {
 }
 
 impl Inner {
+    /// Runs `f` on the ring fd, held open meanwhile; [`UringError::Stopped`] once
+    /// [`SqpollRing::stop`] closed it.
+    fn with_fd<T>(&self, f: impl FnOnce(BorrowedFd<'_>) -> T) -> Result<T, UringError> {
+        let fd = self.fd.read().unwrap_or_else(PoisonError::into_inner);
+        fd.as_ref()
+            .map(|fd| f(fd.as_fd()))
+            .ok_or(UringError::Stopped)
+    }
+
     /// The ring word at `off` in the rings region.
     fn word(&self, off: u32) -> &AtomicU32 {
         // SAFETY: every offset passed here comes from `self.layout`, which
@@ -191,7 +210,7 @@ impl DisabledRing {
             return Err(UringError::Layout("SQE array does not fit".into()));
         }
         let inner = Inner {
-            fd,
+            fd: RwLock::new(Some(fd)),
             rings,
             sqes,
             layout,
@@ -220,7 +239,8 @@ impl DisabledRing {
             .iter()
             .map(|f| f.map_or(-1, |f| f.as_raw_fd()))
             .collect();
-        sys::register_files(self.inner.fd.as_fd(), &raw)
+        self.inner
+            .with_fd(|fd| sys::register_files(fd, &raw))?
             .map_err(|e| UringError::sys("io_uring_register(IORING_REGISTER_FILES)", e))?;
         self.inner.files = raw.len() as u32;
         Ok(())
@@ -241,8 +261,12 @@ impl DisabledRing {
                 region.len
             )));
         }
-        // SAFETY: the caller's promise: shared memory, no Rust references into it.
-        unsafe { sys::register_buffer(self.inner.fd.as_fd(), region.host_ptr.as_ptr(), region.len) }
+        self.inner
+            .with_fd(|fd| {
+                // SAFETY: the caller's promise: shared memory, no Rust references
+                // into it.
+                unsafe { sys::register_buffer(fd, region.host_ptr.as_ptr(), region.len) }
+            })?
             .map_err(|e| UringError::Sys {
                 call: "io_uring_register(IORING_REGISTER_BUFFERS)",
                 errno: e,
@@ -258,13 +282,15 @@ impl DisabledRing {
 
     /// Registers what SQEs the ring will accept.
     pub fn restrict(&mut self, restrictions: &Restrictions) -> Result<(), UringError> {
-        sys::register_restrictions(self.inner.fd.as_fd(), &restrictions.entries())
+        self.inner
+            .with_fd(|fd| sys::register_restrictions(fd, &restrictions.entries()))?
             .map_err(|e| UringError::sys("io_uring_register(IORING_REGISTER_RESTRICTIONS)", e))
     }
 
     /// Starts the ring (`IORING_REGISTER_ENABLE_RINGS`): the SQPOLL thread runs.
     pub fn enable(self) -> Result<SqpollRing, UringError> {
-        sys::enable_rings(self.inner.fd.as_fd())
+        self.inner
+            .with_fd(sys::enable_rings)?
             .map_err(|e| UringError::sys("io_uring_register(IORING_REGISTER_ENABLE_RINGS)", e))?;
         Ok(SqpollRing { inner: self.inner })
     }
@@ -279,8 +305,36 @@ pub struct SqpollRing {
 }
 
 impl SqpollRing {
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.inner.fd.as_fd()
+    /// Runs `f` on the ring fd, held open meanwhile; [`UringError::Stopped`] once
+    /// [`SqpollRing::stop`] closed it.
+    pub fn with_fd<T>(&self, f: impl FnOnce(BorrowedFd<'_>) -> T) -> Result<T, UringError> {
+        self.inner.with_fd(f)
+    }
+
+    /// Closes the ring fd now, while others may still hold the ring (the waker, on
+    /// a protocol violation): the kernel stops taking SQEs from it (a ring whose
+    /// SQ tail a kernel moved would otherwise keep its SQPOLL thread replaying
+    /// stale entries for as long as it lives) and cancels what is in flight. The
+    /// ring words and entries stay readable, being this ring's own memory; calls
+    /// that need the fd fail with [`UringError::Stopped`]. Waits for a system call
+    /// using the fd to return (bounded: wakes return at once, a cancel waits at
+    /// most its own timeout). Returns whether this call closed it.
+    pub fn stop(&self) -> bool {
+        let mut fd = self
+            .inner
+            .fd
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        fd.take().is_some()
+    }
+
+    /// Whether [`SqpollRing::stop`] closed the ring.
+    pub fn is_stopped(&self) -> bool {
+        self.inner
+            .fd
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
     }
 
     pub fn layout(&self) -> &RingLayout {
@@ -372,7 +426,7 @@ impl SqpollRing {
 
     /// Wakes the SQPOLL thread (`io_uring_enter(IORING_ENTER_SQ_WAKEUP)`).
     pub fn wake(&self) -> Result<(), UringError> {
-        sys::wake_sqpoll(self.fd())
+        self.with_fd(sys::wake_sqpoll)?
             .map_err(|e| UringError::sys("io_uring_enter(IORING_ENTER_SQ_WAKEUP)", e))
     }
 
@@ -380,7 +434,7 @@ impl SqpollRing {
     /// waiting at most `timeout` for those that cannot be cancelled at once; each is
     /// answered `-ECANCELED` in the CQ. Nothing in flight is not an error.
     pub fn cancel_all(&self, timeout: std::time::Duration) -> Result<(), UringError> {
-        match sys::sync_cancel_any(self.fd(), timeout) {
+        match self.with_fd(|fd| sys::sync_cancel_any(fd, timeout))? {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
             Err(e) => Err(UringError::sys(
                 "io_uring_register(IORING_REGISTER_SYNC_CANCEL)",
@@ -648,7 +702,10 @@ pub(crate) mod tests {
         let out = tempfile::tempfile().unwrap();
         let (ring, _staging) = confined_ring(&[&out], Duration::from_millis(50));
         let other = tempfile::tempfile().unwrap();
-        let e = sys::register_files(ring.fd(), &[other.as_raw_fd()]).unwrap_err();
+        let e = ring
+            .with_fd(|fd| sys::register_files(fd, &[other.as_raw_fd()]))
+            .unwrap()
+            .unwrap_err();
         assert!(
             e == rustix::io::Errno::ACCESS || e == rustix::io::Errno::BUSY,
             "got {e:?}"

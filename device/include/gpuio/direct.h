@@ -103,7 +103,9 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
     if (p != start) {
       gpuio_st_relaxed_64(&st->published, p);
       /* Host-visible counters are only ever stored from device-local truth, never
-       * read back from host memory. */
+       * read back from host memory. Stored before the tail, which releases it: the
+       * host's waker holds every SQ tail it reads against this count, and a tail
+       * above it is a kernel that moved the tail itself (core/src/direct/waker.rs). */
       gpuio_st_relaxed_64(&gpuio_direct_stats(ch)->submitted, p);
       /* Publishes the SQEs and sq_array entries (written by other threads, observed
        * through `sq_ready`) to the kernel: system-scope release, cumulative over
