@@ -102,11 +102,12 @@ enum Command {
         /// out while the kernel runs): to compare the two.
         #[arg(long)]
         no_log: bool,
-        /// Rings of stdout's printf log (default 8): a printing warp uses ring
+        /// Rings of stdout's printf log (default 32): a printing warp uses ring
         /// `warp % rings`, so more rings mean fewer warps reserving on each.
         #[arg(long, value_name = "N", conflicts_with = "no_log")]
         log_rings: Option<u32>,
-        /// Host threads writing stdout's printf log out (default 4; a socket gets one,
+        /// Host threads writing stdout's printf log out (default: half the cores, 1 to
+        /// 8; a socket gets one,
         /// as a socket may split a write and interleave it with another thread's).
         #[arg(long, value_name = "N", conflicts_with = "no_log")]
         log_threads: Option<u32>,
