@@ -443,8 +443,9 @@ pub mod queue_direction {
 /// the ring's device-local `tail`, only while `tail + k <= head + cells` (the host's
 /// `head` is cached on the device and re-read across PCIe, with the channel's
 /// `closing`, by one sender at a time for all (`QueueRing::polling`): when the ring
-/// looks full, and at most every `GPUIO_QUEUE_POLL_NS` otherwise
-/// (`QueueRing::polled_at`); no send reads host memory itself), so a reservation is
+/// looks full, and otherwise after a publish at most every `GPUIO_QUEUE_POLL_NS`
+/// (`QueueRing::polled_at`); no send waits on a read of host memory while the ring
+/// has room), so a reservation is
 /// never left unpublished. The lanes write each cell whole, header (`ready = pos + 1`
 /// except the group's first, `len`, `count`) and message side by side (coalesced
 /// stores, `gpuio_impl_queue_fill_group`); after the warp syncs,

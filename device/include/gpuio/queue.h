@@ -56,7 +56,8 @@ GPUIO_FN gpuio_cell_header *gpuio_impl_cell(const gpuio_queue *q, gpuio_u32 ring
 }
 
 /* How often, at most, the senders on a ring with room read the host's head and
- * `closing` for it (one sender for all; ns). A full ring is polled at once. */
+ * `closing` for it (one sender for all, after its publish; ns). A full ring is
+ * polled at once. */
 #define GPUIO_QUEUE_POLL_NS 20000u
 
 /* One sender at a time reads the host's words for ring `rs` (to the host) for all the
@@ -81,8 +82,6 @@ GPUIO_FN int gpuio_impl_queue_reserve(const gpuio_channel *ch, const gpuio_queue
                                       gpuio_u64 *base, bool wait, gpuio_u64 deadline) {
   gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state) + ring;
   const gpuio_queue_control *ctl = gpuio_ptr<const gpuio_queue_control>(q->control) + ring;
-  const gpuio_u64 now = gpuio_now_ns();
-  if (now - gpuio_ld_relaxed_64(&rs->polled_at) > GPUIO_QUEUE_POLL_NS) gpuio_impl_queue_refresh(ch, ctl, rs, now);
   if (gpuio_ld_relaxed_32(&rs->seen) & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
   gpuio_impl_backoff backoff = {0};
   gpuio_u64 t = gpuio_ld_relaxed_64(&rs->tail);
@@ -173,12 +172,27 @@ GPUIO_FN int gpuio_impl_queue_group_reserve(const gpuio_channel *ch, const gpuio
   return e;
 }
 
+/* After a publish on ring `ring` of a queue to the host: if no sender read the
+ * host's words for the ring in the last GPUIO_QUEUE_POLL_NS, this one does, after
+ * its messages are out (the read waits behind every write before it, so no message
+ * waits for it). */
+GPUIO_FN void gpuio_impl_queue_tick(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 ring) {
+  gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state) + ring;
+  const gpuio_u64 now = gpuio_now_ns();
+  if (now - gpuio_ld_relaxed_64(&rs->polled_at) > GPUIO_QUEUE_POLL_NS)
+    gpuio_impl_queue_refresh(ch, gpuio_ptr<const gpuio_queue_control>(q->control) + ring, rs, now);
+}
+
 /* The group's cells are written (gpuio_impl_queue_fill_group): once the warp
  * synchronised, the first lane's release of the first cell's `ready` publishes the
- * group (the host re-checks each later cell's own `ready`). */
-GPUIO_FN void gpuio_impl_queue_group_publish(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 base, gpuio_u64 g) {
+ * group (the host re-checks each later cell's own `ready`), then ticks the ring. */
+GPUIO_FN void gpuio_impl_queue_group_publish(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 ring,
+                                             gpuio_u64 base, gpuio_u64 g) {
   gpuio_warp_sync(g);
-  if (gpuio_warp_rank(g) == 0) gpuio_st_release_64(&gpuio_impl_cell(q, ring, base)->ready, base + 1u);
+  if (gpuio_warp_rank(g) == 0) {
+    gpuio_st_release_64(&gpuio_impl_cell(q, ring, base)->ready, base + 1u);
+    gpuio_impl_queue_tick(ch, q, ring);
+  }
 }
 
 /* The lanes of `g` (all with the same queue) send one message each as one group. */
@@ -189,7 +203,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gp
   const int e = gpuio_impl_queue_group_reserve(ch, q, g, wait, &ring, &base);
   if (e) return e;
   gpuio_impl_queue_fill_group(q, ring, base, g, msg, len, len);
-  gpuio_impl_queue_group_publish(q, ring, base, g);
+  gpuio_impl_queue_group_publish(ch, q, ring, base, g);
   return (gpuio_i64)len;
 }
 
@@ -474,6 +488,7 @@ GPUIO_FN gpuio_i64 gpuio_send_warp(const gpuio_channel *ch, gpuio_u32 ep, const 
     h->len = (gpuio_u32)len;
     h->count = 1u;
     gpuio_st_release_64(&h->ready, base + 1u);
+    gpuio_impl_queue_tick(ch, q, ring);
   }
   return (gpuio_i64)len;
 }
