@@ -413,8 +413,15 @@ impl Channel {
             memory: memory.clone(),
         };
         let transport = builder.build(&mut ctx).map_err(fail)?;
+        // Every field but `stats`: the memory came zeroed (`alloc_shared`), `stats`
+        // starts at zero, and the transport's threads may already read it (the direct
+        // waker loads `stats.submitted` atomically from the moment it is spawned).
+        debug_assert!(desc.stats == abi::Stats::default());
         descriptor
-            .write_bytes(0, bytemuck::bytes_of(&desc))
+            .write_bytes(
+                0,
+                &bytemuck::bytes_of(&desc)[..std::mem::offset_of!(abi::Channel, stats)],
+            )
             .map_err(|e| fail(e.into()))?;
         // The kernel's copy, device-local: the descriptor, then the endpoint table.
         // Only `closing` and `stats` are read through `shared` (host memory).
