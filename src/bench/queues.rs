@@ -9,8 +9,8 @@
 //!   message, each position taken with a device fetch-add and each waiting thread
 //!   polling the host's head, one host thread taking them in order — what a first
 //!   attempt at live delivery looks like;
-//! * host → GPU, one host thread sending 64 B messages to every thread of the
-//!   device — reference: the same bytes uploaded in one copy;
+//! * host → GPU, one host thread sending 64 B, 256 B and 4 KiB messages to every
+//!   thread of the device — reference: the same bytes uploaded in one copy;
 //! * a message's round trip, host → device → host (one kernel thread echoing) —
 //!   reference: the device↔host ping-pong through shared memory, the floor of any
 //!   round trip.
@@ -102,12 +102,19 @@ pub fn figures(
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
         .filter(|v: &Vec<u64>| !v.is_empty())
         .unwrap_or_else(|| vec![64, 256, 4096]);
-    for bytes in sizes {
+    for &bytes in &sizes {
         eprintln!("gpuio bench: queue to the host, {bytes} B messages ...");
         out.extend(to_host(device, open, bytes, target / (bytes / 64).max(1))?);
     }
-    eprintln!("gpuio bench: queue to the device ...");
-    out.push(to_device(device, open, target / 4)?);
+    for &bytes in &sizes {
+        eprintln!("gpuio bench: queue to the device, {bytes} B messages ...");
+        out.push(to_device(
+            device,
+            open,
+            bytes,
+            target / 4 / (bytes / 64).max(1),
+        )?);
+    }
     eprintln!("gpuio bench: queue round trip ...");
     out.push(round_trip(device, open, scale.nops.clamp(100, 5_000))?);
     eprintln!("gpuio bench: an idle open channel ...");
@@ -476,15 +483,25 @@ fn naive_ring(
     ))
 }
 
-fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figure, String> {
-    const BYTES: usize = 64;
+/// One host thread sending `total` messages of `bytes` (a multiple of 8, at most
+/// 4096) to every thread of the device, which take them as they come
+/// (`gpuio_k_queue_recv`): millions of messages per second, against the same bytes
+/// uploaded to device memory in one copy.
+fn to_device(
+    device: &dyn Device,
+    open: &Opener<'_>,
+    bytes: u64,
+    total: u64,
+) -> Result<Figure, String> {
     let (grid, block) = device.full_shape();
+    let len = bytes.clamp(8, 4096) as usize;
+    let total = total.max(1);
     let mut cfg = ChannelConfig::default();
     let ep = cfg.endpoint(Endpoint::queue_to_device(
         "bench",
         QueueConfig {
-            max_message: BYTES as u32,
-            capacity: 8192,
+            max_message: len as u32,
+            capacity: if len >= 4096 { 1024 } else { 8192 },
             rings: 1,
             timeout: Duration::from_secs(60),
         },
@@ -495,11 +512,11 @@ fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figur
     let run = device
         .launch("queue_recv", grid, block, &ch, &[u64::from(ep), 0, 0, 0, 0])
         .map_err(|e| format!("launch queue_recv: {e}"))?;
-    let mut msg = [0u8; BYTES];
+    let mut msg = vec![0u8; len];
     for i in 0..total {
         msg[..8].copy_from_slice(&i.to_le_bytes());
         tx.send(&msg)
-            .map_err(|e| format!("queue to the device: {e}"))?;
+            .map_err(|e| format!("queue to the device, {len} B: {e}"))?;
     }
     tx.close();
     let p = run
@@ -508,22 +525,29 @@ fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figur
     let took = start.elapsed();
     fail_check(&p, 3, "queue_recv")?;
     let report = ch.close();
-    if p[1] != total || !report.is_clean() {
+    if p[1] != total || p[2] != total * len as u64 || !report.is_clean() {
         return Err(format!(
-            "queue to the device: the kernel took {} of {total}; {report}",
-            p[1]
+            "queue to the device, {len} B: the kernel took {} of {total} messages, {} of {} \
+             bytes; {report}",
+            p[1],
+            p[2],
+            total * len as u64
         ));
     }
-    let bytes = vec![0u8; total as usize * BYTES];
+    // The reference: the same bytes, message after message, in one upload.
+    let mut image = vec![0u8; total as usize * len];
+    for (i, m) in image.chunks_exact_mut(len).enumerate() {
+        m[..8].copy_from_slice(&(i as u64).to_le_bytes());
+    }
     let up = Instant::now();
     let buf = device
-        .buffer(bytes.len(), &bytes)
+        .buffer(image.len(), &image)
         .map_err(|e| e.to_string())?;
     let up = up.elapsed();
     drop(buf);
     Ok(Figure::new(
         format!(
-            "queue to device, {BYTES} B messages, 1 host thread -> {} threads",
+            "queue to device, {len} B messages, 1 host thread -> {} threads",
             u64::from(grid) * u64::from(block)
         ),
         total as f64 / took.as_secs_f64() / 1e6,
