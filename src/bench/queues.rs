@@ -350,17 +350,22 @@ fn naive_slots(bytes: u64) -> u64 {
     }
 }
 
+/// Messages the naive ring moves at most (each thread at least one): on a GPU every
+/// waiting thread polls the host's head across the bus, and the rate may collapse.
+const NAIVE_LIMIT: u64 = 1 << 20;
+
 /// The longest a thread of the naive ring waits for its slot, and the longest the
 /// host waits for the next message.
 const NAIVE_WAIT: Duration = Duration::from_secs(10);
 
 /// Millions of messages per second the naive mapped ring moves
 /// (`gpuio_k_queue_naive`): every thread of `shape` sends `per` messages of `bytes`
-/// into one ring in shared memory, each message its own slot and ready word, its
-/// position taken with one fetch-add on a counter in device memory; this thread
-/// takes them in order, checks each one's header the way the queue figure does,
-/// and stores its head every [`naive_slots`] / 8 messages (at most 64). Also how
-/// long from the launch until the first message was taken.
+/// (fewer where that makes more than [`NAIVE_LIMIT`]) into one ring in shared
+/// memory, each message its own slot and ready word, its position taken with one
+/// fetch-add on a counter in device memory; this thread takes them in order, checks
+/// each one's header the way the queue figure does, and stores its head every
+/// [`naive_slots`] / 8 messages (at most 64). Also how long from the launch until
+/// the first message was taken.
 fn naive_ring(
     device: &dyn Device,
     per: u64,
@@ -368,7 +373,13 @@ fn naive_ring(
     shape: (u32, u32),
 ) -> Result<(f64, Duration), String> {
     use gpuio_device::kernels::naive_ring_data;
+    if !(8..=4096).contains(&bytes) || !bytes.is_multiple_of(8) {
+        return Err(format!(
+            "naive ring: {bytes} B messages (a multiple of 8 from 8 to 4096)"
+        ));
+    }
     let threads = u64::from(shape.0) * u64::from(shape.1);
+    let per = per.min(NAIVE_LIMIT / threads).max(1);
     let total = threads * per;
     let slots = naive_slots(bytes);
     let data = naive_ring_data(slots);
@@ -383,8 +394,9 @@ fn naive_ring(
     // SAFETY: the region is page-aligned, zeroed and at least `len` bytes, so the
     // head (+0), the gave-up flag (+64) and `slots` ready words from +128 lie inside
     // it, 8-aligned; it outlives every use here (`mem` is dropped at the end, after
-    // the kernel has ended); the device touches these words only with atomic
-    // (system-scope) loads and stores, so viewing them as atomics is sound.
+    // the kernel has ended, or leaked if it may not have); the device touches these
+    // words only with atomic (system-scope) loads and stores, so viewing them as
+    // atomics is sound.
     let (head, gave_up, ready) = unsafe {
         (
             &*base.cast::<AtomicU64>(),
@@ -457,9 +469,16 @@ fn naive_ring(
         }
     }
     head.store(taken, Ordering::Release);
-    let p = run
-        .join(KERNEL_TIMEOUT)
-        .map_err(|e| format!("queue_naive: {e}"))?;
+    let p = match run.join(KERNEL_TIMEOUT) {
+        Ok(p) => p,
+        Err(e) => {
+            // A kernel that may still run keeps its ring and counter: leaked, never
+            // freed under it.
+            std::mem::forget(mem);
+            std::mem::forget(counter);
+            return Err(format!("queue_naive: {e}"));
+        }
+    };
     let took = start.elapsed();
     let _ = ch.close();
     drop((counter, mem));
