@@ -2,6 +2,8 @@
 //! JSON names every available pair of the chosen backend, and every figure says its
 //! unit, which way is better, its samples and spread, its same-run references and
 //! ratios, and its host CPU cost where it has them; the plot is an SVG document.
+//! The host-queue figures are there each way for 64 B, 256 B and 4 KiB, the to-host
+//! ones held against the copy-back habit and the naive mapped ring.
 //! Figures are measured, never checked against numbers here.
 
 mod probe_support;
@@ -212,6 +214,64 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
         calibration.exists(),
         "the bench stores its whole-device figures for selection"
     );
+    check_queues(&doc["queues"]);
+}
+
+/// The host-queue figures: messages/s each way for 64 B, 256 B and 4 KiB, the
+/// to-host ones against the copy-back habit and the naive mapped ring, the
+/// to-device ones against one upload of the same bytes, every value finite.
+fn check_queues(queues: &serde_json::Value) {
+    assert!(queues.get("error").is_none(), "queues: {}", queues["error"]);
+    let figures = queues["figures"].as_array().expect("queue figures");
+    let find = |part: &str| {
+        figures
+            .iter()
+            .find(|f| f["what"].as_str().unwrap().contains(part))
+            .unwrap_or_else(|| panic!("no queue figure {part:?} in {figures:?}"))
+    };
+    for bytes in [64, 256, 4096] {
+        let f = find(&format!("queue to host, {bytes} B messages"));
+        let what = f["what"].as_str().unwrap();
+        assert_eq!(f["unit"], "M msg/s", "{what}");
+        assert!(
+            f["reference"]["what"]
+                .as_str()
+                .unwrap()
+                .starts_with("copy-back"),
+            "{what}: {}",
+            f["reference"]
+        );
+        let naive = f["also"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["what"].as_str().unwrap().starts_with("naive mapped ring"))
+            .unwrap_or_else(|| panic!("{what}: no naive-ring reference; notes {}", f["notes"]));
+        assert!(naive["value"].as_f64().unwrap().is_finite(), "{what}");
+        assert!(naive["ratio"].as_f64().unwrap().is_finite(), "{what}");
+
+        let f = find(&format!("queue to device, {bytes} B messages"));
+        let what = f["what"].as_str().unwrap();
+        assert_eq!(f["unit"], "M msg/s", "{what}");
+        assert!(
+            f["reference"]["what"]
+                .as_str()
+                .unwrap()
+                .contains("uploaded in one copy"),
+            "{what}"
+        );
+        assert!(f["ratio"].as_f64().unwrap().is_finite(), "{what}");
+    }
+    for f in figures {
+        let what = f["what"].as_str().unwrap();
+        if what.contains("idle open channel") {
+            // A process at rest may cost no measurable CPU at all.
+            let v = f["value"].as_f64().unwrap();
+            assert!(v.is_finite() && v >= 0.0, "{what} = {v}");
+        } else {
+            check_figure("queues", f);
+        }
+    }
 }
 
 /// Every figure: a positive value with its unit and direction, its samples (the

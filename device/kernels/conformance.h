@@ -553,6 +553,46 @@ GPUIO_KERNEL(gpuio_k_queue_fill)(const gpuio_channel *ch, gpuio_u64 *p) {
   for (gpuio_u64 i = 0; i < p[1]; i++) gpuio_conf_message(out + (t * p[1] + i) * bytes, t, i, bytes);
 }
 
+/* The naive mapped ring, the other reference for the to-host queue figures (gpuio
+ * bench): one ring in shared memory for the whole device, one slot and one ready word
+ * per message. For each of its p[2] messages a thread takes a position with one
+ * fetch-add on a counter in device memory, waits until the host has freed that slot
+ * (polling the host's head in shared memory, each waiting thread for itself), writes
+ * the message (gpuio_conf_message, the same bytes gpuio_k_queue_send sends) into slot
+ * pos % slots and publishes it: ready word = pos + 1 (release). The host takes the
+ * messages in order and stores its head (messages taken) every so often.
+ * params: [0] the ring (shared memory, zeroed): u64 head at +0 (host), u64 gave-up
+ * flag at +64 (set by a thread that stopped waiting), the slots' ready words (u64) at
+ * +128, the slots (p[3] bytes each) at GPUIO_CONF_NAIVE_DATA(slots); [1] slots;
+ * [2] messages per thread; [3] bytes (a multiple of 8, at most 4096); [4] the counter
+ * (device memory, a zeroed u64); [5] the longest a thread waits for its slot, ns;
+ * out: [6] threads that stopped waiting (timed out; their messages never come). */
+#define GPUIO_CONF_NAIVE_DATA(slots) (((gpuio_u64)(slots) * 8 + 128 + 63) / 64 * 64)
+GPUIO_KERNEL(gpuio_k_queue_naive)(const gpuio_channel *ch, gpuio_u64 *p) {
+  (void)ch;
+  const gpuio_u64 t = gpuio_global_thread_id();
+  const gpuio_u64 slots = p[1], bytes = p[3] < 4096 ? p[3] : 4096;
+  char *ring = gpuio_ptr<char>(p[0]);
+  gpuio_u64 *head = (gpuio_u64 *)ring, *gave_up = (gpuio_u64 *)(ring + 64), *ready = (gpuio_u64 *)(ring + 128);
+  char *data = ring + GPUIO_CONF_NAIVE_DATA(slots);
+  gpuio_u64 *counter = gpuio_ptr<gpuio_u64>(p[4]);
+  if (slots == 0) return;
+  for (gpuio_u64 i = 0; i < p[2]; i++) {
+    const gpuio_u64 pos = gpuio_fetch_add_64(counter, 1);
+    const gpuio_u64 deadline = gpuio_now_ns() + p[5];
+    while (pos >= gpuio_ld_acquire_64(head) + slots) {
+      if (gpuio_now_ns() > deadline) {
+        gpuio_fetch_add_64(&p[6], 1);
+        gpuio_st_release_64(gave_up, 1);
+        return;
+      }
+      gpuio_pause();
+    }
+    gpuio_conf_message(data + (pos % slots) * bytes, t, i, bytes);
+    gpuio_st_release_64(&ready[pos % slots], pos + 1);
+  }
+}
+
 /* Receives from queue p[0] until the end of the stream; out: [1] messages,
  * [2] bytes, [3] failures, [4] first failure. */
 GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {

@@ -113,6 +113,13 @@ pub fn queue_message_key(m: &[u8], max: u32) -> Option<u64> {
     (m == queue_message(key, max)).then_some(key)
 }
 
+/// Where the slots of `gpuio_k_queue_naive`'s ring of `slots` slots begin (mirror of
+/// `GPUIO_CONF_NAIVE_DATA`): after the head (+0), the gave-up flag (+64) and the
+/// ready words (+128, one u64 a slot), at a multiple of 64.
+pub fn naive_ring_data(slots: u64) -> u64 {
+    (slots * 8 + 128).div_ceil(64) * 64
+}
+
 /// Result slots of `gpuio_k_queue_misuse`, from `params[4]`, with what each is.
 pub const QUEUE_MISUSE_CASES: [&str; 12] = [
     "gpuio_recv on a queue to the host",
@@ -159,6 +166,7 @@ kernels!(
     gpuio_k_native_printf,
     gpuio_k_queue_send,
     gpuio_k_queue_fill,
+    gpuio_k_queue_naive,
     gpuio_k_queue_recv,
     gpuio_k_queue_echo,
     gpuio_k_queue_numbered,

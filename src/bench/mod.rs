@@ -32,7 +32,12 @@
 //!   whole round trip, and the host CPU time per million requests — reference: one
 //!   host thread doing the same `pwrite`, `pread` and `write` for every row.
 //!
-//! Host queues, once per backend: [`queues`]. `--plot`: [`plot`].
+//! Host queues, once per backend ([`queues`]): messages/s from every thread to the
+//! host and from one host thread to every thread, 64 B, 256 B and 4 KiB — references:
+//! to the host, the copy-back habit (fill device memory, copy after the kernel) and
+//! the naive mapped ring (one ring in shared memory, one slot and one ready word per
+//! message, `gpuio_k_queue_naive`); to the device, one upload of the same bytes.
+//! `--plot`: [`plot`].
 
 pub mod bulk;
 pub mod plot;

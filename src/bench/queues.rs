@@ -2,10 +2,15 @@
 //! the host program. Queues do not depend on the transport, so they are measured
 //! once per backend, each figure against a reference from the same run:
 //! * GPU → host, every thread of the device sending 64 B, 256 B and 4 KiB messages,
-//!   drained by one host thread per ring — reference: the habit it replaces, the
+//!   drained by one host thread per ring — references: the habit it replaces, the
 //!   same messages written into device memory and copied back after the kernel;
-//! * host → GPU, one host thread sending 64 B messages to every thread of the
-//!   device — reference: the same bytes uploaded in one copy;
+//!   and the naive mapped ring (`gpuio_k_queue_naive`): the same messages from the
+//!   same threads through one ring in shared memory, one slot and one ready word per
+//!   message, each position taken with a device fetch-add and each waiting thread
+//!   polling the host's head, one host thread taking them in order — what a first
+//!   attempt at live delivery looks like;
+//! * host → GPU, one host thread sending 64 B, 256 B and 4 KiB messages to every
+//!   thread of the device — reference: the same bytes uploaded in one copy;
 //! * a message's round trip, host → device → host (one kernel thread echoing) —
 //!   reference: the device↔host ping-pong through shared memory, the floor of any
 //!   round trip.
@@ -97,12 +102,19 @@ pub fn figures(
         .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
         .filter(|v: &Vec<u64>| !v.is_empty())
         .unwrap_or_else(|| vec![64, 256, 4096]);
-    for bytes in sizes {
+    for &bytes in &sizes {
         eprintln!("gpuio bench: queue to the host, {bytes} B messages ...");
         out.extend(to_host(device, open, bytes, target / (bytes / 64).max(1))?);
     }
-    eprintln!("gpuio bench: queue to the device ...");
-    out.push(to_device(device, open, target / 4)?);
+    for &bytes in &sizes {
+        eprintln!("gpuio bench: queue to the device, {bytes} B messages ...");
+        out.push(to_device(
+            device,
+            open,
+            bytes,
+            target / 4 / (bytes / 64).max(1),
+        )?);
+    }
     eprintln!("gpuio bench: queue round trip ...");
     out.push(round_trip(device, open, scale.nops.clamp(100, 5_000))?);
     eprintln!("gpuio bench: an idle open channel ...");
@@ -242,6 +254,15 @@ fn to_host(
         .map(|t| t.saturating_duration_since(launched).as_secs_f64() * 1e6);
     let copy = copy_back(device, per, bytes, (grid, block)).ok();
     let reference = copy.map(|(rate, _)| rate);
+    let naive = naive_ring(device, per, bytes, (grid, block));
+    if let Ok((rate, _)) = &naive {
+        eprintln!("gpuio bench:   {bytes} B, naive mapped ring: {rate:.2} M msg/s");
+    }
+    let naive_note = naive
+        .as_ref()
+        .err()
+        .map(|e| format!("no naive-ring reference: {e}"));
+    let naive = naive.ok();
     let mut out = vec![
         Figure::new(
             format!("queue to host, {bytes} B messages, {threads} threads{note}"),
@@ -252,7 +273,9 @@ fn to_host(
         .against(
             "copy-back: fill device memory, copy after the kernel",
             reference,
-        ),
+        )
+        .also(NAIVE, naive.map(|(rate, _)| rate))
+        .note(naive_note),
         Figure::new(
             format!("queue to host, {bytes} B: host CPU per million messages"),
             cpu.as_secs_f64() / (total as f64 / 1e6),
@@ -271,6 +294,10 @@ fn to_host(
             .against(
                 "copy-back: launch to the end of the copy (its first message seen)",
                 copy.map(|(_, took)| took.as_secs_f64() * 1e6),
+            )
+            .also(
+                "naive mapped ring: launch to the first message taken",
+                naive.map(|(_, first)| first.as_secs_f64() * 1e6),
             ),
         );
     }
@@ -310,15 +337,190 @@ fn copy_back(
     Ok(((threads * per) as f64 / took.as_secs_f64() / 1e6, took))
 }
 
-fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figure, String> {
-    const BYTES: usize = 64;
+/// What the naive-ring reference is called on each to-host figure.
+const NAIVE: &str = "naive mapped ring: one slot + ready word per message, one ring";
+
+/// Slots of the naive ring for messages of `bytes`: as many as one ring of the
+/// queue has cells.
+fn naive_slots(bytes: u64) -> u64 {
+    if bytes >= 4096 {
+        512
+    } else {
+        4096
+    }
+}
+
+/// Messages the naive ring moves at most (each thread at least one): on a GPU every
+/// waiting thread polls the host's head across the bus, and the rate may collapse.
+const NAIVE_LIMIT: u64 = 1 << 20;
+
+/// The longest a thread of the naive ring waits for its slot, and the longest the
+/// host waits for the next message.
+const NAIVE_WAIT: Duration = Duration::from_secs(10);
+
+/// Millions of messages per second the naive mapped ring moves
+/// (`gpuio_k_queue_naive`): every thread of `shape` sends `per` messages of `bytes`
+/// (fewer where that makes more than [`NAIVE_LIMIT`]) into one ring in shared
+/// memory, each message its own slot and ready word, its position taken with one
+/// fetch-add on a counter in device memory; this thread takes them in order, checks
+/// each one's header the way the queue figure does, and stores its head every
+/// [`naive_slots`] / 8 messages (at most 64). Also how long from the launch until
+/// the first message was taken.
+fn naive_ring(
+    device: &dyn Device,
+    per: u64,
+    bytes: u64,
+    shape: (u32, u32),
+) -> Result<(f64, Duration), String> {
+    use gpuio_device::kernels::naive_ring_data;
+    if !(8..=4096).contains(&bytes) || !bytes.is_multiple_of(8) {
+        return Err(format!(
+            "naive ring: {bytes} B messages (a multiple of 8 from 8 to 4096)"
+        ));
+    }
+    let threads = u64::from(shape.0) * u64::from(shape.1);
+    let per = per.min(NAIVE_LIMIT / threads).max(1);
+    let total = threads * per;
+    let slots = naive_slots(bytes);
+    let data = naive_ring_data(slots);
+    let len = usize::try_from(data + slots * bytes)
+        .map_err(|_| "the naive ring does not fit the address space".to_string())?;
+    let mem = device
+        .provider()
+        .alloc_shared(len)
+        .map_err(|e| format!("shared memory for the naive ring: {e}"))?;
+    let r = mem.region();
+    let base = r.host_ptr.as_ptr();
+    // SAFETY: the region is page-aligned, zeroed and at least `len` bytes, so the
+    // head (+0), the gave-up flag (+64) and `slots` ready words from +128 lie inside
+    // it, 8-aligned; it outlives every use here (`mem` is dropped at the end, after
+    // the kernel has ended, or leaked if it may not have); the device touches these
+    // words only with atomic (system-scope) loads and stores, so viewing them as
+    // atomics is sound.
+    let (head, gave_up, ready) = unsafe {
+        (
+            &*base.cast::<AtomicU64>(),
+            &*base.add(64).cast::<AtomicU64>(),
+            std::slice::from_raw_parts(base.add(128).cast::<AtomicU64>(), slots as usize),
+        )
+    };
+    let counter = device
+        .buffer(8, &0u64.to_le_bytes())
+        .map_err(|e| format!("the naive ring's counter: {e}"))?;
+    let ch = launch_channel(device, "the naive-ring kernel")?;
+    let wait_ns = NAIVE_WAIT.as_nanos() as u64;
+    let release_every = (slots / 8).clamp(1, 64);
+    let start = Instant::now();
+    let run = device
+        .launch(
+            "queue_naive",
+            shape.0,
+            shape.1,
+            &ch,
+            &[
+                r.device_addr,
+                slots,
+                per,
+                bytes,
+                counter.device_addr(),
+                wait_ns,
+                0,
+            ],
+        )
+        .map_err(|e| format!("launch queue_naive: {e}"))?;
+    let mut first = None;
+    let mut taken = 0u64;
+    let mut malformed = 0u64;
+    let mut stalled = None;
+    'take: while taken < total {
+        let slot = (taken % slots) as usize;
+        let since = Instant::now();
+        while ready[slot].load(Ordering::Acquire) != taken + 1 {
+            if gave_up.load(Ordering::Acquire) != 0 {
+                stalled = Some("a device thread stopped waiting for its slot");
+                break 'take;
+            }
+            if since.elapsed() > NAIVE_WAIT {
+                stalled = Some("no message came for the host's wait limit");
+                break 'take;
+            }
+            std::hint::spin_loop();
+        }
+        if first.is_none() {
+            first = Some(start.elapsed());
+        }
+        // SAFETY: slot `slot` lies inside the region (data + slots * bytes <= len)
+        // and starts 8-aligned (`data` is a multiple of 64, `bytes` of 8); its ready
+        // word, acquired above, says the device has written it whole, and the device
+        // does not write it again before the head passes it.
+        let word = unsafe {
+            std::ptr::read_volatile(
+                base.add((data + slot as u64 * bytes) as usize)
+                    .cast::<u64>(),
+            )
+        };
+        let word = u64::from_le(word);
+        if word >> 24 >= threads || word & 0xff_ffff >= per {
+            malformed += 1;
+        }
+        taken += 1;
+        if taken.is_multiple_of(release_every) {
+            head.store(taken, Ordering::Release);
+        }
+    }
+    head.store(taken, Ordering::Release);
+    let p = match run.join(KERNEL_TIMEOUT) {
+        Ok(p) => p,
+        Err(e) => {
+            // A kernel that may still run keeps its ring and counter: leaked, never
+            // freed under it.
+            std::mem::forget(mem);
+            std::mem::forget(counter);
+            return Err(format!("queue_naive: {e}"));
+        }
+    };
+    let took = start.elapsed();
+    let _ = ch.close();
+    drop((counter, mem));
+    if let Some(why) = stalled {
+        return Err(format!(
+            "naive ring, {bytes} B: {taken} of {total} messages taken, then {why} \
+             ({} threads timed out)",
+            p[6]
+        ));
+    }
+    if malformed > 0 || p[6] > 0 {
+        return Err(format!(
+            "naive ring, {bytes} B: {malformed} of {total} messages malformed, {} threads \
+             timed out",
+            p[6]
+        ));
+    }
+    Ok((
+        total as f64 / took.as_secs_f64() / 1e6,
+        first.unwrap_or(took),
+    ))
+}
+
+/// One host thread sending `total` messages of `bytes` (a multiple of 8, at most
+/// 4096) to every thread of the device, which take them as they come
+/// (`gpuio_k_queue_recv`): millions of messages per second, against the same bytes
+/// uploaded to device memory in one copy.
+fn to_device(
+    device: &dyn Device,
+    open: &Opener<'_>,
+    bytes: u64,
+    total: u64,
+) -> Result<Figure, String> {
     let (grid, block) = device.full_shape();
+    let len = bytes.clamp(8, 4096) as usize;
+    let total = total.max(1);
     let mut cfg = ChannelConfig::default();
     let ep = cfg.endpoint(Endpoint::queue_to_device(
         "bench",
         QueueConfig {
-            max_message: BYTES as u32,
-            capacity: 8192,
+            max_message: len as u32,
+            capacity: if len >= 4096 { 1024 } else { 8192 },
             rings: 1,
             timeout: Duration::from_secs(60),
         },
@@ -329,11 +531,11 @@ fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figur
     let run = device
         .launch("queue_recv", grid, block, &ch, &[u64::from(ep), 0, 0, 0, 0])
         .map_err(|e| format!("launch queue_recv: {e}"))?;
-    let mut msg = [0u8; BYTES];
+    let mut msg = vec![0u8; len];
     for i in 0..total {
         msg[..8].copy_from_slice(&i.to_le_bytes());
         tx.send(&msg)
-            .map_err(|e| format!("queue to the device: {e}"))?;
+            .map_err(|e| format!("queue to the device, {len} B: {e}"))?;
     }
     tx.close();
     let p = run
@@ -342,22 +544,29 @@ fn to_device(device: &dyn Device, open: &Opener<'_>, total: u64) -> Result<Figur
     let took = start.elapsed();
     fail_check(&p, 3, "queue_recv")?;
     let report = ch.close();
-    if p[1] != total || !report.is_clean() {
+    if p[1] != total || p[2] != total * len as u64 || !report.is_clean() {
         return Err(format!(
-            "queue to the device: the kernel took {} of {total}; {report}",
-            p[1]
+            "queue to the device, {len} B: the kernel took {} of {total} messages, {} of {} \
+             bytes; {report}",
+            p[1],
+            p[2],
+            total * len as u64
         ));
     }
-    let bytes = vec![0u8; total as usize * BYTES];
+    // The reference: the same bytes, message after message, in one upload.
+    let mut image = vec![0u8; total as usize * len];
+    for (i, m) in image.chunks_exact_mut(len).enumerate() {
+        m[..8].copy_from_slice(&(i as u64).to_le_bytes());
+    }
     let up = Instant::now();
     let buf = device
-        .buffer(bytes.len(), &bytes)
+        .buffer(image.len(), &image)
         .map_err(|e| e.to_string())?;
     let up = up.elapsed();
     drop(buf);
     Ok(Figure::new(
         format!(
-            "queue to device, {BYTES} B messages, 1 host thread -> {} threads",
+            "queue to device, {len} B messages, 1 host thread -> {} threads",
             u64::from(grid) * u64::from(block)
         ),
         total as f64 / took.as_secs_f64() / 1e6,
