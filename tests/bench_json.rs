@@ -262,6 +262,14 @@ fn check_queues(queues: &serde_json::Value) {
         );
         assert!(f["ratio"].as_f64().unwrap().is_finite(), "{what}");
     }
+    let one = find("one message on an idle queue");
+    assert!(
+        one["reference"]["what"]
+            .as_str()
+            .unwrap()
+            .contains("ping-pong"),
+        "{one}"
+    );
     for f in figures {
         let what = f["what"].as_str().unwrap();
         if what.contains("idle open channel") {

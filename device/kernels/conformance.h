@@ -614,6 +614,30 @@ GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* One message on an idle queue, timed by the host (gpuio bench): thread 0, for i in
+ * 1..=p[2], waits until the host's word at p[1] (shared memory) holds i, then sends
+ * the 8 bytes of i on queue p[0]. Every wait is bounded (1 s); out: [3] failures,
+ * [4] first failure (-ETIMEDOUT when the host's word never came). */
+GPUIO_KERNEL(gpuio_k_queue_wake_send)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  const gpuio_u64 *wake = gpuio_ptr<const gpuio_u64>(p[1]);
+  for (gpuio_u64 i = 1; i <= p[2]; i++) {
+    const gpuio_u64 deadline = gpuio_now_ns() + 1000000000ull;
+    while (gpuio_ld_acquire_64(wake) < i) {
+      if (gpuio_now_ns() > deadline) {
+        gpuio_conf_fail(&p[3], &p[4], -GPUIO_ETIMEDOUT);
+        return;
+      }
+      gpuio_pause();
+    }
+    const gpuio_i64 r = gpuio_send(ch, (gpuio_u32)p[0], &i, sizeof i);
+    if (r != (gpuio_i64)sizeof i) {
+      gpuio_conf_fail(&p[3], &p[4], r);
+      return;
+    }
+  }
+}
+
 /* Thread 0 echoes every message from queue p[0] to queue p[1] until the end of the
  * stream; out: [2] failures, [3] first failure. */
 GPUIO_KERNEL(gpuio_k_queue_echo)(const gpuio_channel *ch, gpuio_u64 *p) {

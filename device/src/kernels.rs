@@ -169,6 +169,7 @@ kernels!(
     gpuio_k_queue_naive,
     gpuio_k_queue_recv,
     gpuio_k_queue_echo,
+    gpuio_k_queue_wake_send,
     gpuio_k_queue_numbered,
     gpuio_k_queue_take,
     gpuio_k_queue_misuse,

@@ -13,7 +13,11 @@
 //!   thread of the device — reference: the same bytes uploaded in one copy;
 //! * a message's round trip, host → device → host (one kernel thread echoing) —
 //!   reference: the device↔host ping-pong through shared memory, the floor of any
-//!   round trip.
+//!   round trip;
+//! * one message on an idle queue (`gpuio_k_queue_wake_send`): the host stores a
+//!   word a waiting kernel thread polls, the thread `gpuio_send`s 8 bytes, the host's
+//!   `Receiver` sees them — the same two crossings as the ping-pong, so the floor is
+//!   the reference again and the difference is what a send and its receipt cost.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -117,6 +121,8 @@ pub fn figures(
     }
     eprintln!("gpuio bench: queue round trip ...");
     out.push(round_trip(device, open, scale.nops.clamp(100, 5_000))?);
+    eprintln!("gpuio bench: one message on an idle queue ...");
+    out.push(wake_to_seen(device, open, scale.nops.clamp(100, 5_000))?);
     eprintln!("gpuio bench: an idle open channel ...");
     let idle = if scale.nops < Scale::FULL.nops { 1 } else { 3 };
     out.push(idle_cost(open, Duration::from_secs(idle))?);
@@ -638,6 +644,93 @@ fn round_trip(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Fig
         Better::Lower,
     )
     .against("device<->host ping-pong (floor)", floor))
+}
+
+/// One message on an idle queue, `rounds` times: the host stores `i` in a word of
+/// shared memory that a kernel thread polls, the thread sends the 8 bytes of `i` on a
+/// queue to the host, and the time until this thread's `Receiver` has them is taken;
+/// p50 against the ping-pong floor, which makes the same two crossings.
+fn wake_to_seen(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Figure, String> {
+    let mut cfg = ChannelConfig::default();
+    let up = cfg.endpoint(Endpoint::queue_to_host(
+        "one message",
+        QueueConfig {
+            max_message: 64,
+            capacity: 64,
+            rings: 1,
+            timeout: Duration::from_secs(10),
+        },
+    ));
+    let ch = open(cfg)?;
+    let mut rx = ch.receiver(up).map_err(|e| e.to_string())?;
+    let mem = device
+        .provider()
+        .alloc_shared(4096)
+        .map_err(|e| format!("shared memory for the wake word: {e}"))?;
+    let r = mem.region();
+    // SAFETY: the region is page-aligned, at least 4096 bytes, zeroed, and outlives
+    // every use below (the kernel is joined before `mem` is dropped); the device only
+    // loads this word atomically (system-scope acquire), so an atomic view is sound.
+    let wake = unsafe { &*r.host_ptr.as_ptr().cast::<AtomicU64>() };
+    let run = device
+        .launch(
+            "queue_wake_send",
+            1,
+            1,
+            &ch,
+            &[u64::from(up), r.device_addr, rounds + 1, 0, 0],
+        )
+        .map_err(|e| format!("launch queue_wake_send: {e}"))?;
+    let mut times = Vec::with_capacity(rounds as usize);
+    let mut buf = Vec::new();
+    let mut failed = None;
+    for i in 1..=rounds + 1 {
+        let t0 = Instant::now();
+        wake.store(i, Ordering::Release);
+        loop {
+            match rx.try_recv_into(&mut buf) {
+                Ok(()) => break,
+                Err(RecvError::Empty) if t0.elapsed() < Duration::from_secs(10) => {
+                    std::hint::spin_loop()
+                }
+                Err(e) => {
+                    failed = Some(format!("one message on an idle queue, {i}: {e}"));
+                    break;
+                }
+            }
+        }
+        if failed.is_some() {
+            break;
+        }
+        if buf != i.to_le_bytes() {
+            failed = Some(format!("one message on an idle queue, {i}: got {buf:?}"));
+            break;
+        }
+        if i > 1 {
+            times.push(t0.elapsed()); // the first one warms up
+        }
+    }
+    // After a failure the kernel gives up waiting for its next word within 1 s.
+    let p = run
+        .join(KERNEL_TIMEOUT)
+        .map_err(|e| format!("queue_wake_send: {e}"))?;
+    drop(mem);
+    let _ = ch.close();
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    fail_check(&p, 3, "queue_wake_send")?;
+    times.sort();
+    let p50 = times[times.len() / 2].as_secs_f64() * 1e6;
+    let floor = pingpong_us(device, rounds.min(10_000)).ok();
+    Ok(Figure::new(
+        "one message on an idle queue: host wakes a device thread, it sends, the Receiver has it, p50"
+            .to_string(),
+        p50,
+        "us",
+        Better::Lower,
+    )
+    .against("device<->host ping-pong (floor, the same two crossings)", floor))
 }
 
 /// Host CPU an open channel costs while no kernel runs: a stdout printf log (to a
