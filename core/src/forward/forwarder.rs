@@ -200,7 +200,7 @@ impl Forwarder {
             .iter()
             .map(|e| e.fd().map_or(-1, |fd| fd.as_raw_fd()))
             .collect();
-        let slots = queue.entries().len();
+        let slots = queue.slots();
         let files = if config.fixed_files && !fds.is_empty() {
             match ring.submitter().register_files(&fds) {
                 Ok(()) => Files::Fixed,
@@ -315,7 +315,7 @@ impl Forwarder {
 
     /// The position entry `i` holds READY and not yet taken, if any.
     fn untaken(&self, i: usize) -> Option<u64> {
-        queue::untaken(self.queue.entries()[i].stamp(), self.taken[i], self.open[i])
+        queue::untaken(self.queue.entry_at(i).stamp(), self.taken[i], self.open[i])
     }
 
     /// What a READY stamp for `pos` on entry `i` is ([`queue::classify`]).
@@ -364,7 +364,7 @@ impl Forwarder {
                     continue;
                 }
             }
-            let req = self.queue.entries()[i].request();
+            let req = self.queue.entry_at(i).request();
             self.taken[i] = Some(pos);
             self.open[i] = true;
             taken += 1;
