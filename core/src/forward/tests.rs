@@ -278,6 +278,22 @@ fn a_ready_stamp_for_a_position_the_entry_cannot_hold_is_a_protocol_violation() 
     let e = dev.entry(0);
     e.set_request(&req(op::PWRITE, 0, 8, 0, 0));
     e.set_stamp(stamp_of(5, stamp::READY));
+    // Reported while the channel is open, not only at close.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        if let Some(v) = ch.violation() {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "no violation seen before close");
+        std::thread::sleep(Duration::from_micros(100));
+    };
+    assert!(
+        first.starts_with("protocol violation")
+            && first.contains("entry 0 ")
+            && first.contains("position 5")
+            && first.contains("cannot hold"),
+        "{first}"
+    );
     // A replay: position 1 again after it was answered.
     assert_eq!(dev.run(1, req(op::NOP, 0, 0, 0, 0)), 0);
     let e1 = dev.entry(1);
