@@ -2039,7 +2039,8 @@ fn hostile_sq_tail(t: &Target<'_>) -> Result<String, String> {
 /// lap on the read's own entry while the read is unanswered, READY for a position an
 /// entry cannot hold, READY for a NOP a thousand laps ahead, DONE for a wrong
 /// position. The read is answered, 320 NOPs from 64 threads afterwards all go
-/// through (every entry five times over), and close reports each kind of
+/// through (every entry five times over); the host reports the first violation
+/// while the kernel runs ([`Channel::violation`]), and close reports each kind of
 /// violation within its bound, never clean.
 fn hostile_stamps(t: &Target<'_>) -> Result<String, String> {
     let (rx, tx) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
@@ -2064,6 +2065,13 @@ fn hostile_stamps(t: &Target<'_>) -> Result<String, String> {
         .launch("hostile_stamps", 2, 1, &ch, &[u64::from(pipe), 0, 0])
         .map_err(|e| format!("launch hostile_stamps: {e}"))?;
     wait_for_the_scribbles(&ch);
+    // Seen while the kernel runs (its read waits for the pipe), not only at close.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen = ch.violation();
+    while seen.is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+        seen = ch.violation();
+    }
     // Enough for two reads: a phantom second read cannot take the first one's bytes.
     std::io::Write::write_all(&mut &tx, &[7u8; 16]).map_err(|e| format!("write the pipe: {e}"))?;
     let p = running
@@ -2079,6 +2087,11 @@ fn hostile_stamps(t: &Target<'_>) -> Result<String, String> {
         return Err(format!(
             "the read beside the scribbles returned {}, not 8; {report}",
             errno_name(p[1] as i64)
+        ));
+    }
+    if !seen.is_some_and(|v| v.starts_with("protocol violation")) {
+        return Err(format!(
+            "no protocol violation seen while the kernel ran; {report}"
         ));
     }
     let nops = nops?;

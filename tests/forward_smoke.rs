@@ -490,6 +490,23 @@ fn scribbled_forward_stamps_are_ignored_reported_and_never_wedge_the_channel() {
         )
         .unwrap();
     gpuio::conformance::wait_for_the_scribbles(&ch);
+    // The kernel still runs (its read waits for the pipe): the host has said so
+    // already, without waiting for close.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let seen = loop {
+        if let Some(v) = ch.violation() {
+            break v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no violation seen while the kernel runs"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(
+        seen.starts_with("protocol violation") && seen.contains("forward entry"),
+        "{seen}"
+    );
     // Enough for two reads, so that a phantom second read cannot starve the first.
     std::io::Write::write_all(&mut &writer, &[7u8; 16]).unwrap();
     let p = running.join(JOIN).unwrap();
@@ -516,6 +533,11 @@ fn scribbled_forward_stamps_are_ignored_reported_and_never_wedge_the_channel() {
         p[3], p[4] as i64
     );
     assert_file_has_pattern(&file, THREADS, WRITES);
+    assert_eq!(
+        ch.violation(),
+        Some(seen),
+        "the first violation stays the one reported"
+    );
     let report = ch.close();
     eprintln!("{report}");
     assert!(!report.is_clean(), "{report}");

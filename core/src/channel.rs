@@ -568,7 +568,8 @@ impl Channel {
 
     /// The first protocol violation the transport saw while the channel is open,
     /// if it saw one: a kernel wrote words it does not own (on direct, the SQ
-    /// tail; the ring is then stopped and every later call on the channel fails).
+    /// tail; the ring is then stopped and every later call on the channel fails. On
+    /// forward, a stamp out of turn; it is ignored, and the channel serves on).
     /// `close()` reports it too and is never clean after one.
     pub fn violation(&self) -> Option<String> {
         self.transport.as_ref().and_then(|t| t.violation())

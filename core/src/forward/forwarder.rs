@@ -45,11 +45,19 @@ struct LoopStats {
     most_in_flight: u32,
 }
 
-/// How the transport tells the thread to stop.
+/// What the transport and the thread share: the transport tells the thread to
+/// stop; the thread tells the transport the first protocol violation it saw.
 #[derive(Debug, Default)]
 pub(crate) struct Control {
     stopping: AtomicBool,
     deadline: Mutex<Option<Instant>>,
+    /// The first stamp that broke the protocol, in words (`close()` counts them all).
+    /// Written once, by the thread alone, before `violated` is released.
+    violation: Mutex<Option<String>>,
+    /// Whether `violation` holds one. The readers' ordering comes from this flag, an
+    /// atomic in gpuio's own code: ThreadSanitizer (.ci/tsan) does not see the
+    /// ordering inside the precompiled std's mutex or `OnceLock`.
+    violated: AtomicBool,
 }
 
 impl Control {
@@ -64,6 +72,26 @@ impl Control {
             return None;
         }
         *self.deadline.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The first protocol violation the thread saw, while it runs or after.
+    pub fn violation(&self) -> Option<String> {
+        if !self.violated.load(Ordering::Acquire) {
+            return None;
+        }
+        self.violation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Keeps `v` unless an earlier violation was kept (the thread's call alone).
+    fn violated(&self, v: impl FnOnce() -> String) {
+        if self.violated.load(Ordering::Relaxed) {
+            return;
+        }
+        *self.violation.lock().unwrap_or_else(|e| e.into_inner()) = Some(v());
+        self.violated.store(true, Ordering::Release);
     }
 }
 
@@ -200,7 +228,7 @@ impl Forwarder {
             .iter()
             .map(|e| e.fd().map_or(-1, |fd| fd.as_raw_fd()))
             .collect();
-        let slots = queue.entries().len();
+        let slots = queue.slots();
         let files = if config.fixed_files && !fds.is_empty() {
             match ring.submitter().register_files(&fds) {
                 Ok(()) => Files::Fixed,
@@ -315,7 +343,7 @@ impl Forwarder {
 
     /// The position entry `i` holds READY and not yet taken, if any.
     fn untaken(&self, i: usize) -> Option<u64> {
-        queue::untaken(self.queue.entries()[i].stamp(), self.taken[i], self.open[i])
+        queue::untaken(self.queue.entry_at(i).stamp(), self.taken[i], self.open[i])
     }
 
     /// What a READY stamp for `pos` on entry `i` is ([`queue::classify`]).
@@ -338,6 +366,14 @@ impl Forwarder {
                 Stamp::Request => {}
                 Stamp::Behind => {
                     self.behind += 1;
+                    let last = self.taken[i];
+                    self.control.violated(|| {
+                        format!(
+                            "protocol violation: a request for position {pos} came to forward \
+                             entry {i} after position {} had (served)",
+                            last.unwrap_or_default()
+                        )
+                    });
                     tracing::warn!(
                         entry = i,
                         pos,
@@ -354,6 +390,19 @@ impl Forwarder {
                             BadStamp::Foreign => self.violations += 1,
                             BadStamp::Unanswered => self.unanswered_stamps += 1,
                         }
+                        let (slots, last) = (self.taken.len(), self.taken[i]);
+                        self.control.violated(|| match why {
+                            BadStamp::Foreign => format!(
+                                "protocol violation: forward entry {i} of {slots} was stamped \
+                                 READY for position {pos}, which it cannot hold (ignored)"
+                            ),
+                            BadStamp::Unanswered => format!(
+                                "protocol violation: forward entry {i} was stamped READY for \
+                                 position {pos} while its request for position {} was still \
+                                 unanswered (ignored)",
+                                last.unwrap_or_default()
+                            ),
+                        });
                         tracing::warn!(
                             entry = i,
                             pos,
@@ -364,7 +413,7 @@ impl Forwarder {
                     continue;
                 }
             }
-            let req = self.queue.entries()[i].request();
+            let req = self.queue.entry_at(i).request();
             self.taken[i] = Some(pos);
             self.open[i] = true;
             taken += 1;

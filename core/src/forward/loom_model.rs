@@ -1,5 +1,5 @@
 //! Loom models of the forward queue's hand-off (`.ci/loom`): the host side is the
-//! forwarder's own code (`EntryView`, `queue::untaken`, `queue::classify`), the device
+//! forwarder's own code (`queue::Entry`, `queue::untaken`, `queue::classify`), the device
 //! side mirrors `gpuio/forward.h` and the turns of `gpuio/api.h`
 //! ([`crate::turns_model`]). Each slot's staging chunk is a loom `UnsafeCell`, so loom
 //! reports any interleaving in which the device and the host (io_uring, for the
@@ -11,40 +11,54 @@ use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 
 use crate::abi::{self, op, stamp};
-use crate::sync::Ordering;
+use crate::sync::{AtomicU32, AtomicU64};
 use crate::turns_model::Turns;
 
-use super::queue::{classify, stamp_of, untaken, EntryView, Stamp};
+use super::queue::{classify, stamp_of, untaken, Entry, Stamp, Words};
 
 /// What the device and the host share, and the device's own turns.
 struct Queue {
-    entries: Vec<EntryView>,
+    /// The bytes of `ForwardEntry[slots]`, as the words `queue::Words` reads.
+    u64s: Vec<AtomicU64>,
+    u32s: Vec<AtomicU32>,
+    slots: usize,
     staging: Vec<UnsafeCell<u64>>,
     turns: Turns,
 }
 
 impl Queue {
     fn new(slots: usize) -> Arc<Self> {
-        Arc::new(Self {
-            // QueueView::init: entry i free for position i.
-            entries: (0..slots as u64).map(EntryView::free).collect(),
+        let bytes = slots * std::mem::size_of::<abi::ForwardEntry>();
+        let q = Arc::new(Self {
+            u64s: (0..bytes / 8).map(|_| AtomicU64::new(0)).collect(),
+            u32s: (0..bytes / 4).map(|_| AtomicU32::new(0)).collect(),
+            slots,
             staging: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
             turns: Turns::new(slots),
-        })
+        });
+        // QueueView::init: entry i free for position i.
+        for i in 0..slots {
+            q.entry_at(i).set_stamp(stamp_of(i as u64, stamp::FREE));
+        }
+        q
     }
 
     fn slots(&self) -> u64 {
-        self.entries.len() as u64
+        self.slots as u64
     }
 
-    fn entry(&self, pos: u64) -> &EntryView {
-        &self.entries[(pos % self.slots()) as usize]
+    fn entry_at(&self, i: usize) -> Entry<'_> {
+        Entry::nth(Words::new(&self.u64s, &self.u32s), i)
+    }
+
+    fn entry(&self, pos: u64) -> Entry<'_> {
+        self.entry_at((pos % self.slots()) as usize)
     }
 
     /// `gpuio_forward_reclaim`: the abandoned request of lap `holder` was answered.
     fn reclaim(&self, index: usize, holder: u64) -> bool {
         let pos = holder * self.slots() + index as u64;
-        self.entries[index].stamp.load(Ordering::Acquire) == stamp_of(pos, stamp::DONE)
+        self.entry_at(index).stamp() == stamp_of(pos, stamp::DONE)
     }
 
     /// `gpuio_forward_acquire`, then the caller's bytes into the slot's staging chunk
@@ -63,8 +77,7 @@ impl Queue {
             staging_off: pos % self.slots(),
             ..Default::default()
         });
-        e.stamp
-            .store(stamp_of(pos, stamp::READY), Ordering::Release);
+        e.set_stamp(stamp_of(pos, stamp::READY));
         pos
     }
 
@@ -86,13 +99,13 @@ impl Queue {
     /// belongs, "execute" it (a pread: read the staged word, fill the chunk, as the
     /// kernel does between SQE and CQE), answer DONE. Until `n` were answered.
     fn serve(&self, n: usize) {
-        let slots = self.entries.len();
+        let slots = self.slots;
         let mut taken: Vec<Option<u64>> = vec![None; slots];
         let mut open = vec![false; slots];
         let mut answered = 0;
         while answered < n {
             for i in 0..slots {
-                let e = &self.entries[i];
+                let e = self.entry_at(i);
                 let Some(pos) = untaken(e.stamp(), taken[i], open[i]) else {
                     continue;
                 };

@@ -1,6 +1,7 @@
 //! The forward queue as the host sees it: `ForwardEntry[slots]` in shared memory,
-//! viewed as atomics so that whatever the device does concurrently, every host
-//! access is a defined atomic access.
+//! each field read and written as an atomic at the offset `abi::ForwardEntry` gives
+//! it (there is no second description of the entry's bytes), so that whatever the
+//! device does concurrently, every host access is a defined atomic access.
 
 use std::mem::size_of;
 use std::sync::Arc;
@@ -66,99 +67,162 @@ pub(crate) fn classify(i: usize, slots: usize, pos: u64, last: Option<u64>, open
     }
 }
 
-/// One `abi::ForwardEntry`, field for field, as atomics.
-#[repr(C, align(64))]
-#[derive(Debug)]
-pub(crate) struct EntryView {
-    /// `pos << 2 | FREE/READY/DONE`: the device writes FREE→READY and DONE→FREE,
-    /// the host READY→DONE (release); each side acquires the other's.
-    pub stamp: AtomicU64,
-    pub op: AtomicU32,
-    pub endpoint: AtomicU32,
-    pub len: AtomicU32,
-    pub flags: AtomicU32,
-    pub staging_off: AtomicU64,
-    /// An `i64` (`Request::offset`).
-    pub offset: AtomicU64,
-    /// An `i64`: written by the host before it releases DONE.
-    pub result: AtomicU64,
+/// Memory as atomics by byte offset, each field at its own width: the `u64` at `off`
+/// is `u64s[off / 8]`, the `u32` at `off` is `u32s[off / 4]`. Over shared memory
+/// ([`QueueView`]) both slices cover the same bytes, and no byte is ever accessed
+/// at two widths: every access goes through [`Entry`], which gives each field of
+/// `abi::ForwardEntry` the width abi.rs declares. Under loom the slices are the
+/// model's own atomics, so the models run the very accessors the forwarder runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Words<'a> {
+    u64s: &'a [AtomicU64],
+    u32s: &'a [AtomicU32],
 }
 
-// Under loom the atomics carry the model checker's bookkeeping: the view is then built
-// from values (`EntryView::free`), never laid over shared memory.
-#[cfg(not(loom))]
-const _: () = {
-    use std::mem::offset_of;
-    type E = abi::ForwardEntry;
-    type R = abi::Request;
-    let req = offset_of!(E, req);
-    assert!(size_of::<EntryView>() == size_of::<E>());
-    assert!(std::mem::align_of::<EntryView>() == std::mem::align_of::<E>());
-    assert!(offset_of!(EntryView, stamp) == offset_of!(E, stamp));
-    assert!(offset_of!(EntryView, op) == req + offset_of!(R, op));
-    assert!(offset_of!(EntryView, endpoint) == req + offset_of!(R, endpoint));
-    assert!(offset_of!(EntryView, len) == req + offset_of!(R, len));
-    assert!(offset_of!(EntryView, flags) == req + offset_of!(R, flags));
-    assert!(offset_of!(EntryView, staging_off) == req + offset_of!(R, staging_off));
-    assert!(offset_of!(EntryView, offset) == req + offset_of!(R, offset));
-    assert!(offset_of!(EntryView, result) == offset_of!(E, result));
-};
-
-impl EntryView {
-    /// An entry on its own, free for position `pos` (the loom models' queue).
+impl<'a> Words<'a> {
+    /// The words of `u64s.len() * 8` bytes: a loom model's own atomics.
     #[cfg(all(test, loom))]
-    pub fn free(pos: u64) -> Self {
-        Self {
-            stamp: AtomicU64::new(stamp_of(pos, stamp::FREE)),
-            op: AtomicU32::new(0),
-            endpoint: AtomicU32::new(0),
-            len: AtomicU32::new(0),
-            flags: AtomicU32::new(0),
-            staging_off: AtomicU64::new(0),
-            offset: AtomicU64::new(0),
-            result: AtomicU64::new(0),
+    pub fn new(u64s: &'a [AtomicU64], u32s: &'a [AtomicU32]) -> Self {
+        assert_eq!(
+            u64s.len() * 2,
+            u32s.len(),
+            "both widths cover the same bytes"
+        );
+        Self { u64s, u32s }
+    }
+
+    /// The `len` bytes at `ptr` as words.
+    ///
+    /// # Safety
+    ///
+    /// 1. `ptr` is aligned to 8 and `len` bytes from it are one live allocation, for `'a`.
+    /// 2. For `'a`, nobody accesses those bytes other than atomically (the device's
+    ///    plain stores are ordered by the stamp protocol, as the header says), and
+    ///    no Rust reference other than atomics' points into them.
+    #[cfg(not(loom))]
+    pub unsafe fn over(ptr: *mut u8, len: usize) -> Self {
+        // SAFETY: caller's 1: aligned, in bounds and live for `'a` (`len / 8` and
+        // `len / 4` words stay inside `len` bytes); caller's 2: atomics are the only
+        // access. AtomicU64 and AtomicU32 have the layout of u64 and u32, and any
+        // bytes are valid for them.
+        unsafe {
+            Self {
+                u64s: std::slice::from_raw_parts(ptr.cast::<AtomicU64>(), len / 8),
+                u32s: std::slice::from_raw_parts(ptr.cast::<AtomicU32>(), len / 4),
+            }
         }
+    }
+
+    fn u64_at(&self, off: usize) -> &'a AtomicU64 {
+        debug_assert!(off.is_multiple_of(8), "u64 at {off}");
+        &self.u64s[off / 8]
+    }
+
+    fn u32_at(&self, off: usize) -> &'a AtomicU32 {
+        debug_assert!(off.is_multiple_of(4), "u32 at {off}");
+        &self.u32s[off / 4]
+    }
+}
+
+/// Where each field of `abi::ForwardEntry` lies, from abi.rs's own definition.
+mod at {
+    use std::mem::offset_of;
+
+    use crate::abi::{ForwardEntry, Request};
+
+    const REQ: usize = offset_of!(ForwardEntry, req);
+    pub const STAMP: usize = offset_of!(ForwardEntry, stamp);
+    pub const OP: usize = REQ + offset_of!(Request, op);
+    pub const ENDPOINT: usize = REQ + offset_of!(Request, endpoint);
+    pub const LEN: usize = REQ + offset_of!(Request, len);
+    pub const FLAGS: usize = REQ + offset_of!(Request, flags);
+    pub const STAGING_OFF: usize = REQ + offset_of!(Request, staging_off);
+    pub const OFFSET: usize = REQ + offset_of!(Request, offset);
+    pub const RESULT: usize = offset_of!(ForwardEntry, result);
+
+    // The width each field is accessed at, as abi.rs types it: a field whose type
+    // changes there fails to compile here.
+    const _: fn(&ForwardEntry) -> [&u64; 2] = |e| [&e.stamp, &e.req.staging_off];
+    const _: fn(&ForwardEntry) -> [&u32; 4] =
+        |e| [&e.req.op, &e.req.endpoint, &e.req.len, &e.req.flags];
+    const _: fn(&ForwardEntry) -> [&i64; 2] = |e| [&e.req.offset, &e.result];
+}
+
+/// One `abi::ForwardEntry` in [`Words`]: each field read or written as an atomic
+/// at its offset in abi.rs's definition (`at`). The orderings are the protocol's
+/// (abi.rs module doc): the device writes the request with plain stores and
+/// releases READY; the host acquires the stamp, reads the request, writes the
+/// result and releases DONE.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry<'a> {
+    words: Words<'a>,
+    /// Byte offset of the entry in `words`.
+    base: usize,
+}
+
+impl<'a> Entry<'a> {
+    /// Entry `i` of the `ForwardEntry[]` array that `words` holds.
+    pub fn nth(words: Words<'a>, i: usize) -> Self {
+        Self {
+            words,
+            base: i * size_of::<abi::ForwardEntry>(),
+        }
+    }
+
+    fn u64(&self, field: usize) -> &'a AtomicU64 {
+        self.words.u64_at(self.base + field)
+    }
+
+    fn u32(&self, field: usize) -> &'a AtomicU32 {
+        self.words.u32_at(self.base + field)
     }
 
     /// The stamp, acquired: after READY this makes the request fields readable.
     pub fn stamp(&self) -> u64 {
-        self.stamp.load(Ordering::Acquire)
+        self.u64(at::STAMP).load(Ordering::Acquire)
+    }
+
+    /// Release-stores `stamp`: the host stamps FREE at init ([`QueueView::init`])
+    /// and DONE in [`Self::answer`]; tests playing the device stamp READY and FREE.
+    pub fn set_stamp(&self, stamp: u64) {
+        self.u64(at::STAMP).store(stamp, Ordering::Release);
     }
 
     /// The request fields (call after acquiring READY).
     pub fn request(&self) -> abi::Request {
         abi::Request {
-            op: self.op.load(Ordering::Relaxed),
-            endpoint: self.endpoint.load(Ordering::Relaxed),
-            len: self.len.load(Ordering::Relaxed),
-            flags: self.flags.load(Ordering::Relaxed),
-            staging_off: self.staging_off.load(Ordering::Relaxed),
-            offset: self.offset.load(Ordering::Relaxed) as i64,
+            op: self.u32(at::OP).load(Ordering::Relaxed),
+            endpoint: self.u32(at::ENDPOINT).load(Ordering::Relaxed),
+            len: self.u32(at::LEN).load(Ordering::Relaxed),
+            flags: self.u32(at::FLAGS).load(Ordering::Relaxed),
+            staging_off: self.u64(at::STAGING_OFF).load(Ordering::Relaxed),
+            offset: self.u64(at::OFFSET).load(Ordering::Relaxed) as i64,
         }
     }
 
     /// Writes the request fields (what the device does; used by host-side tests).
     #[cfg(test)]
     pub fn set_request(&self, r: &abi::Request) {
-        self.op.store(r.op, Ordering::Relaxed);
-        self.endpoint.store(r.endpoint, Ordering::Relaxed);
-        self.len.store(r.len, Ordering::Relaxed);
-        self.flags.store(r.flags, Ordering::Relaxed);
-        self.staging_off.store(r.staging_off, Ordering::Relaxed);
-        self.offset.store(r.offset as u64, Ordering::Relaxed);
+        self.u32(at::OP).store(r.op, Ordering::Relaxed);
+        self.u32(at::ENDPOINT).store(r.endpoint, Ordering::Relaxed);
+        self.u32(at::LEN).store(r.len, Ordering::Relaxed);
+        self.u32(at::FLAGS).store(r.flags, Ordering::Relaxed);
+        self.u64(at::STAGING_OFF)
+            .store(r.staging_off, Ordering::Relaxed);
+        self.u64(at::OFFSET)
+            .store(r.offset as u64, Ordering::Relaxed);
     }
 
     /// Answers position `pos`: the result, then DONE (release).
     pub fn answer(&self, pos: u64, result: i64) {
-        self.result.store(result as u64, Ordering::Relaxed);
-        self.stamp
-            .store(stamp_of(pos, stamp::DONE), Ordering::Release);
+        self.u64(at::RESULT).store(result as u64, Ordering::Relaxed);
+        self.set_stamp(stamp_of(pos, stamp::DONE));
     }
 
     /// The result (call after acquiring DONE; used by host-side tests).
     #[cfg(test)]
     pub fn result(&self) -> i64 {
-        self.result.load(Ordering::Relaxed) as i64
+        self.u64(at::RESULT).load(Ordering::Relaxed) as i64
     }
 }
 
@@ -173,13 +237,14 @@ impl QueueView {
     /// Views `mem` as `slots` entries; refuses memory too small or misaligned.
     pub fn new(mem: Arc<dyn SharedMemory>, slots: u32) -> Result<Self, TransportError> {
         let r = mem.region();
-        let need = slots as usize * size_of::<EntryView>();
+        let need = slots as usize * size_of::<abi::ForwardEntry>();
+        let align = std::mem::align_of::<abi::ForwardEntry>();
         if !slots.is_power_of_two()
             || r.len < need
-            || !(r.host_ptr.as_ptr() as usize).is_multiple_of(std::mem::align_of::<EntryView>())
+            || !(r.host_ptr.as_ptr() as usize).is_multiple_of(align)
         {
             return Err(TransportError::Config(format!(
-                "forward queue: {slots} entries need {need} bytes aligned to 64, got {r:?}"
+                "forward queue: {slots} entries need {need} bytes aligned to {align}, got {r:?}"
             )));
         }
         Ok(Self { mem, slots })
@@ -190,28 +255,43 @@ impl QueueView {
         self.mem.region().device_addr
     }
 
-    pub fn entries(&self) -> &[EntryView] {
+    /// How many entries there are.
+    pub fn slots(&self) -> usize {
+        self.slots as usize
+    }
+
+    #[cfg(not(loom))]
+    fn words(&self) -> Words<'_> {
         let r = self.mem.region();
-        // SAFETY: `new` checked that the region holds `slots` entries and is aligned
-        // for them; `EntryView` is `ForwardEntry`'s layout (asserted above) made of
-        // atomics, which any bytes are valid for; the region lives as long as
-        // `self.mem`, which the returned borrow cannot outlive; the device touches it
-        // only through atomics and plain stores ordered by the stamp protocol.
-        unsafe {
-            std::slice::from_raw_parts(r.host_ptr.as_ptr().cast::<EntryView>(), self.slots as usize)
-        }
+        let len = self.slots() * size_of::<abi::ForwardEntry>();
+        // SAFETY: 1. `new` checked that the region holds `len` bytes aligned to 64,
+        // and it lives as long as `self.mem`, which the words cannot outlive; 2. the
+        // host touches the entries only through `Entry`'s atomics, the device only
+        // through atomics and plain stores ordered by the stamp protocol.
+        unsafe { Words::over(r.host_ptr.as_ptr(), len) }
+    }
+
+    // Under loom the atomics carry the model checker's bookkeeping and cannot be laid
+    // over memory: the models build their entries from loom atomics (`Words::new`).
+    #[cfg(loom)]
+    fn words(&self) -> Words<'_> {
+        unreachable!("the loom models build their own entries")
+    }
+
+    /// Entry `i` (`i < slots`).
+    pub fn entry_at(&self, i: usize) -> Entry<'_> {
+        Entry::nth(self.words(), i)
     }
 
     /// The entry position `pos` uses.
-    pub fn entry(&self, pos: u64) -> &EntryView {
-        &self.entries()[(pos & u64::from(self.slots - 1)) as usize]
+    pub fn entry(&self, pos: u64) -> Entry<'_> {
+        self.entry_at((pos & u64::from(self.slots - 1)) as usize)
     }
 
     /// Stamps entry `i` free for position `i` (before the descriptor is published).
     pub fn init(&self) {
-        for (i, e) in self.entries().iter().enumerate() {
-            e.stamp
-                .store(stamp_of(i as u64, stamp::FREE), Ordering::Release);
+        for i in 0..self.slots() {
+            self.entry_at(i).set_stamp(stamp_of(i as u64, stamp::FREE));
         }
     }
 }

@@ -11,14 +11,14 @@ use crate::abi::{self, op, stamp};
 use crate::memory::{HostMemory, MemoryProvider};
 use crate::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, KeepAlive};
 
-use super::queue::{stamp_of, EntryView};
+use super::queue::{stamp_of, Entry, Words};
 use super::ForwardBuilder;
 
 /// Plays the device on a channel opened with HostMemory (host == device addresses).
 /// Holds the channel's memory alive, like a launched kernel.
 struct FakeDevice {
     _keep: KeepAlive,
-    entries: *const EntryView,
+    entries: *mut u8,
     staging: *mut u8,
     staging_len: usize,
     slots: u64,
@@ -31,17 +31,20 @@ impl FakeDevice {
         let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
         Self {
             _keep: ch.keepalive(),
-            entries: desc.forward.entries as *const EntryView,
+            entries: desc.forward.entries as *mut u8,
             staging: ch.staging().host_ptr.as_ptr(),
             staging_len: desc.staging_len as usize,
             slots: u64::from(desc.slots),
         }
     }
 
-    fn entry(&self, pos: u64) -> &EntryView {
-        // SAFETY: the forward builder allocated `slots` entries there (64-aligned),
-        // and `_keep` holds that memory alive.
-        unsafe { &*self.entries.add((pos % self.slots) as usize) }
+    fn entry(&self, pos: u64) -> Entry<'_> {
+        let len = self.slots as usize * std::mem::size_of::<abi::ForwardEntry>();
+        // SAFETY: 1. the forward builder allocated `slots` entries there (64-aligned),
+        // and `_keep` holds that memory alive while `self` is borrowed; 2. the
+        // forwarder and this fake device touch the entries only through atomics.
+        let words = unsafe { Words::over(self.entries, len) };
+        Entry::nth(words, (pos % self.slots) as usize)
     }
 
     fn is_free_for(&self, pos: u64) -> bool {
@@ -52,10 +55,7 @@ impl FakeDevice {
         assert!(self.is_free_for(pos), "entry for {pos} is not free");
         let e = self.entry(pos);
         e.set_request(&req);
-        e.stamp.store(
-            stamp_of(pos, stamp::READY),
-            std::sync::atomic::Ordering::Release,
-        );
+        e.set_stamp(stamp_of(pos, stamp::READY));
     }
 
     fn done(&self, pos: u64) -> Option<i64> {
@@ -75,10 +75,8 @@ impl FakeDevice {
     }
 
     fn release(&self, pos: u64) {
-        self.entry(pos).stamp.store(
-            stamp_of(pos + self.slots, stamp::FREE),
-            std::sync::atomic::Ordering::Release,
-        );
+        self.entry(pos)
+            .set_stamp(stamp_of(pos + self.slots, stamp::FREE));
     }
 
     /// Publish, wait, release.
@@ -279,17 +277,27 @@ fn a_ready_stamp_for_a_position_the_entry_cannot_hold_is_a_protocol_violation() 
     // Entry 0 can hold positions 0, slots, 2·slots, ...; 5 is not one of them.
     let e = dev.entry(0);
     e.set_request(&req(op::PWRITE, 0, 8, 0, 0));
-    e.stamp.store(
-        stamp_of(5, stamp::READY),
-        std::sync::atomic::Ordering::Release,
+    e.set_stamp(stamp_of(5, stamp::READY));
+    // Reported while the channel is open, not only at close.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        if let Some(v) = ch.violation() {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "no violation seen before close");
+        std::thread::sleep(Duration::from_micros(100));
+    };
+    assert!(
+        first.starts_with("protocol violation")
+            && first.contains("entry 0 ")
+            && first.contains("position 5")
+            && first.contains("cannot hold"),
+        "{first}"
     );
     // A replay: position 1 again after it was answered.
     assert_eq!(dev.run(1, req(op::NOP, 0, 0, 0, 0)), 0);
     let e1 = dev.entry(1);
-    e1.stamp.store(
-        stamp_of(1, stamp::READY),
-        std::sync::atomic::Ordering::Release,
-    );
+    e1.set_stamp(stamp_of(1, stamp::READY));
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(dev.done(5), None, "not executed");
     let report = ch.close();
