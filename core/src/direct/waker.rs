@@ -24,7 +24,7 @@
 //! ends, so the damage is bounded by one poll instead of lasting until `close()`.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -138,8 +138,13 @@ struct Shared {
     wakeups: AtomicU64,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
-    /// The protocol violation that made the waker stop the ring.
-    violation: OnceLock<String>,
+    /// The protocol violation that made the waker stop the ring, in words. Written
+    /// once, by the waker thread alone, before `violated` is released.
+    violation: Mutex<Option<String>>,
+    /// Whether `violation` holds one. The readers' ordering comes from this flag, an
+    /// atomic in gpuio's own code: ThreadSanitizer (.ci/tsan) does not see the
+    /// ordering inside the precompiled std's mutex or `OnceLock`.
+    violated: AtomicBool,
 }
 
 /// A running waker thread. Dropping it stops and joins it (bounded).
@@ -186,7 +191,14 @@ impl Waker {
     /// The protocol violation the waker saw in the SQ words, if it saw one (it
     /// then stopped the ring and ended).
     pub fn violation(&self) -> Option<String> {
-        self.shared.violation.get().cloned()
+        if !self.shared.violated.load(Ordering::Acquire) {
+            return None;
+        }
+        self.shared
+            .violation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Stops the thread and joins it, waiting until `deadline` at most (the thread
@@ -253,7 +265,8 @@ fn run(ring: &SqpollRing, shared: &Shared, published: Option<&PublishedWord>, co
             };
             if let Some(v) = words.violation() {
                 tracing::error!(violation = %v, ?words, "direct ring stopped while the kernel runs");
-                let _ = shared.violation.set(v);
+                *shared.violation.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+                shared.violated.store(true, Ordering::Release);
                 ring.stop();
                 return;
             }

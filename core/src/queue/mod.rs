@@ -21,6 +21,8 @@
 //! ```
 
 mod log;
+#[cfg(all(test, loom))]
+mod loom_model;
 mod poller;
 mod receiver;
 mod sender;

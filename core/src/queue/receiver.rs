@@ -2,7 +2,7 @@
 //! ring by ring, checking every header it reads.
 
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -187,76 +187,21 @@ impl Receiver {
         Err(RecvError::Empty)
     }
 
-    /// Takes ring `r`'s next message, appended to `buf`: `Ok(true)`, `Ok(false)` when
+    /// Takes ring `ri`'s next message, appended to `buf`: `Ok(true)`, `Ok(false)` when
     /// none is published, or what is wrong with the ring.
     fn take(&mut self, ri: usize, buf: &mut Vec<u8>) -> Result<bool, String> {
-        let mem = |e: MemoryError| format!("reading the ring: {e}");
-        let r = self.rings[ri];
-        let pos = self.heads[ri];
-        let cells = u64::from(self.q.cells);
-        let ready = self.q.ready(r, pos).map_err(mem)?;
-        let first = self.group_left[ri] == 0;
-        if first {
-            let v = ready.load(Ordering::Acquire);
-            if v != pos + 1 {
-                let previous_lap = if pos < cells { 0 } else { pos + 1 - cells };
-                if v == previous_lap {
-                    return Ok(false);
-                }
-                return Err(format!(
-                    "the cell for message {pos} says {v} (expected {} when published, \
-                     {previous_lap} before)",
-                    pos + 1
-                ));
-            }
-        } else {
-            // A later cell of a published group: its sender stamped it before the
-            // group's first cell was released. Allow a moment for the stamp to land.
-            let until = Instant::now() + Duration::from_millis(10);
-            loop {
-                let v = ready.load(Ordering::Acquire);
-                if v == pos + 1 {
-                    break;
-                }
-                if Instant::now() > until {
-                    return Err(format!(
-                        "message {pos} belongs to a published group but its cell says {v}"
-                    ));
-                }
-                std::hint::spin_loop();
-            }
-        }
-        // After the acquire of `ready`, as the sender wrote them before it.
-        let (len, count) = self.q.len_count(r, pos).map_err(mem)?;
-        if first {
-            if count == 0 || u64::from(count) > cells {
-                return Err(format!(
-                    "message {pos} heads a group of {count} messages; a ring holds {cells}"
-                ));
-            }
-            self.group_left[ri] = count;
-        }
-        if len > self.q.max_message {
-            return Err(format!(
-                "message {pos} claims {len} bytes; the queue's maximum is {}",
-                self.q.max_message
-            ));
-        }
-        let at = buf.len();
-        buf.resize(at + len as usize, 0);
-        self.q.payload(r, pos, &mut buf[at..]).map_err(mem)?;
-        self.group_left[ri] -= 1;
-        self.heads[ri] = pos + 1;
-        Ok(true)
+        take(
+            &*self.q,
+            self.rings[ri],
+            &mut self.heads[ri],
+            &mut self.group_left[ri],
+            buf,
+        )
     }
 
     /// Releases ring `ri`'s head to the kernel: the cells before it are free again.
     fn publish_head(&self, ri: usize) -> Result<(), String> {
-        self.q
-            .head_word(self.rings[ri])
-            .map_err(|e| format!("reading the ring: {e}"))?
-            .store(self.heads[ri], Ordering::Release);
-        Ok(())
+        publish_head(&*self.q, self.rings[ri], self.heads[ri])
     }
 
     /// A ring found scribbled: no longer read, and the violation noted.
@@ -378,6 +323,139 @@ impl Receiver {
                 .unwrap_or(true)
         }) || q.channel_closing()
     }
+}
+
+/// A 64-bit word of a ring the host loads and stores atomically (`ready`, `head`):
+/// std's atomic over shared memory, loom's in the model (`loom_model.rs`).
+pub(crate) trait Word {
+    fn load(&self, order: Ordering) -> u64;
+    fn store(&self, value: u64, order: Ordering);
+}
+
+impl Word for AtomicU64 {
+    fn load(&self, order: Ordering) -> u64 {
+        AtomicU64::load(self, order)
+    }
+    fn store(&self, value: u64, order: Ordering) {
+        AtomicU64::store(self, value, order)
+    }
+}
+
+/// The words of a queue to the host that [`take`] and [`publish_head`] read and write:
+/// the queue's shared memory ([`QueueShared`]), or a loom model's own atomics and
+/// cells, so that the model runs the very code a [`Receiver`] runs.
+pub(crate) trait Cells {
+    type Word: Word;
+    /// Cells per ring.
+    fn cells(&self) -> u32;
+    fn max_message(&self) -> u32;
+    /// Position `pos`'s `CellHeader::ready` on ring `ring`.
+    fn ready(&self, ring: u32, pos: u64) -> Result<&Self::Word, MemoryError>;
+    /// Its header's `len` and `count`, read after its `ready` was acquired.
+    fn len_count(&self, ring: u32, pos: u64) -> Result<(u32, u32), MemoryError>;
+    /// The first `out.len()` bytes of its message.
+    fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError>;
+    /// Ring `ring`'s `QueueControl::head`.
+    fn head_word(&self, ring: u32) -> Result<&Self::Word, MemoryError>;
+}
+
+impl Cells for QueueShared {
+    type Word = AtomicU64;
+    fn cells(&self) -> u32 {
+        self.cells
+    }
+    fn max_message(&self) -> u32 {
+        self.max_message
+    }
+    fn ready(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        QueueShared::ready(self, ring, pos)
+    }
+    fn len_count(&self, ring: u32, pos: u64) -> Result<(u32, u32), MemoryError> {
+        QueueShared::len_count(self, ring, pos)
+    }
+    fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
+        QueueShared::payload(self, ring, pos, out)
+    }
+    fn head_word(&self, ring: u32) -> Result<&AtomicU64, MemoryError> {
+        QueueShared::head_word(self, ring)
+    }
+}
+
+/// Takes ring `r`'s next message at `*head`, appended to `buf`: `Ok(true)` (and
+/// `*head` moved past it), `Ok(false)` when none is published, or what is wrong with
+/// the ring. `*group_left`: cells left in the group being read.
+pub(crate) fn take<C: Cells + ?Sized>(
+    q: &C,
+    r: u32,
+    head: &mut u64,
+    group_left: &mut u32,
+    buf: &mut Vec<u8>,
+) -> Result<bool, String> {
+    let mem = |e: MemoryError| format!("reading the ring: {e}");
+    let pos = *head;
+    let cells = u64::from(q.cells());
+    let ready = q.ready(r, pos).map_err(mem)?;
+    let first = *group_left == 0;
+    if first {
+        let v = ready.load(Ordering::Acquire);
+        if v != pos + 1 {
+            let previous_lap = if pos < cells { 0 } else { pos + 1 - cells };
+            if v == previous_lap {
+                return Ok(false);
+            }
+            return Err(format!(
+                "the cell for message {pos} says {v} (expected {} when published, \
+                 {previous_lap} before)",
+                pos + 1
+            ));
+        }
+    } else {
+        // A later cell of a published group: its sender stamped it before the
+        // group's first cell was released. Allow a moment for the stamp to land.
+        let until = Instant::now() + Duration::from_millis(10);
+        loop {
+            let v = ready.load(Ordering::Acquire);
+            if v == pos + 1 {
+                break;
+            }
+            if Instant::now() > until {
+                return Err(format!(
+                    "message {pos} belongs to a published group but its cell says {v}"
+                ));
+            }
+            std::hint::spin_loop();
+        }
+    }
+    // After the acquire of `ready`, as the sender wrote them before it.
+    let (len, count) = q.len_count(r, pos).map_err(mem)?;
+    if first {
+        if count == 0 || u64::from(count) > cells {
+            return Err(format!(
+                "message {pos} heads a group of {count} messages; a ring holds {cells}"
+            ));
+        }
+        *group_left = count;
+    }
+    if len > q.max_message() {
+        return Err(format!(
+            "message {pos} claims {len} bytes; the queue's maximum is {}",
+            q.max_message()
+        ));
+    }
+    let at = buf.len();
+    buf.resize(at + len as usize, 0);
+    q.payload(r, pos, &mut buf[at..]).map_err(mem)?;
+    *group_left -= 1;
+    *head = pos + 1;
+    Ok(true)
+}
+
+/// Releases ring `r`'s `head` to the kernel: the cells before it are free again.
+pub(crate) fn publish_head<C: Cells + ?Sized>(q: &C, r: u32, head: u64) -> Result<(), String> {
+    q.head_word(r)
+        .map_err(|e| format!("reading the ring: {e}"))?
+        .store(head, Ordering::Release);
+    Ok(())
 }
 
 /// Spins for the first 100 µs of a wait (a message usually comes quickly), then

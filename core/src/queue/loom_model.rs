@@ -1,0 +1,374 @@
+//! Loom models of a queue to the host (`.ci/loom`): the host side is the
+//! [`Receiver`](super::Receiver)'s own ring reading ([`take`], [`publish_head`]: check
+//! `ready`, read `len` and `count`, copy the message, release `head`) over the model's
+//! words ([`Cells`]); the device side mirrors `gpuio/queue.h`
+//! (`gpuio_impl_queue_reserve`, `_refresh`, `_fill_group`, `_group_publish`, `_tick`)
+//! step for step. Each cell's header fields and message bytes are loom `UnsafeCell`s
+//! (over shared memory the host reads them as relaxed atomics; the device writes them
+//! with plain stores), so loom reports any interleaving in which a sender writes a cell
+//! the host has not finished reading and released, two senders write one cell
+//! unordered, or the host reads a cell before its group was published.
+//!
+//! Each ordering of the hand-off is needed: built with the host's acquire of a first
+//! `ready` or release of `head`, the sender's release of a group's first `ready`, the
+//! poller's acquire of `head` or release of `cached_head`, or the reserving sender's
+//! acquire of `cached_head` made relaxed, a model here fails.
+//!
+//! Modelled: reserving by compare-and-swap on the device-local `tail` while
+//! `tail + k <= cached_head + cells`, one poller at a time refreshing `cached_head`
+//! from the host's `head` (on a full ring, and after a publish), waiting and not
+//! waiting (`gpuio_try_send`), filling a group's cells, the release of its first
+//! `ready`. Not modelled: `closing` and `seen`, deadlines, the clock that spaces the
+//! refreshes after a publish (here every publish refreshes), several rings (each is
+//! its own copy of this one), warps (a group is one thread writing its cells in turn,
+//! then releasing the first `ready`, as the first lane does after the warp syncs).
+//! Two senders that both wait on a full ring beside the host are not modelled either:
+//! with three threads spinning, loom's paths outgrow its branch limit; the not-waiting
+//! senders of the last model reach the same cross-sender hand-off of `cached_head`.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p gpuio-core --lib --release loom`.
+
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicU32, AtomicU64};
+use loom::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::receiver::{publish_head, take, Cells, Word};
+use crate::memory::MemoryError;
+
+/// Longest message of the model (bytes).
+const MAX: usize = 3;
+
+impl Word for AtomicU64 {
+    fn load(&self, order: Ordering) -> u64 {
+        AtomicU64::load(self, order)
+    }
+    fn store(&self, value: u64, order: Ordering) {
+        AtomicU64::store(self, value, order)
+    }
+}
+
+/// One ring of a queue to the host: its cells and the host's `head` (shared), and the
+/// device-local `QueueRing` words.
+struct Ring {
+    cells: u32,
+    /// `CellHeader::ready`, per cell.
+    ready: Vec<AtomicU64>,
+    /// `CellHeader::{len, count}`, per cell.
+    header: Vec<UnsafeCell<(u32, u32)>>,
+    /// The message bytes, per cell.
+    bytes: Vec<UnsafeCell<[u8; MAX]>>,
+    /// `QueueControl::head`.
+    head: AtomicU64,
+    /// `QueueRing::{tail, cached_head, polling}`.
+    tail: AtomicU64,
+    cached_head: AtomicU64,
+    polling: AtomicU32,
+}
+
+impl Cells for Ring {
+    type Word = AtomicU64;
+    fn cells(&self) -> u32 {
+        self.cells
+    }
+    fn max_message(&self) -> u32 {
+        MAX as u32
+    }
+    fn ready(&self, _: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        Ok(&self.ready[self.index(pos)])
+    }
+    fn len_count(&self, _: u32, pos: u64) -> Result<(u32, u32), MemoryError> {
+        // SAFETY: `take` reads the header after acquiring the group's `ready`; loom
+        // checks that the device's writes happen before and its next ones after.
+        Ok(self.header[self.index(pos)].with(|p| unsafe { *p }))
+    }
+    fn payload(&self, _: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
+        // SAFETY: as in `len_count`.
+        let bytes = self.bytes[self.index(pos)].with(|p| unsafe { *p });
+        out.copy_from_slice(&bytes[..out.len()]);
+        Ok(())
+    }
+    fn head_word(&self, _: u32) -> Result<&AtomicU64, MemoryError> {
+        Ok(&self.head)
+    }
+}
+
+/// Message `seq` of sender `sender`: `seq % MAX + 1` bytes, each naming both.
+fn message(sender: u8, seq: u8) -> Vec<u8> {
+    let len = usize::from(seq) % MAX + 1;
+    (0..len as u8).map(|i| sender << 6 | seq << 2 | i).collect()
+}
+
+impl Ring {
+    fn new(cells: u32) -> Arc<Self> {
+        let n = cells as usize;
+        Arc::new(Self {
+            cells,
+            ready: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            header: (0..n).map(|_| UnsafeCell::new((0, 0))).collect(),
+            bytes: (0..n).map(|_| UnsafeCell::new([0; MAX])).collect(),
+            head: AtomicU64::new(0),
+            tail: AtomicU64::new(0),
+            cached_head: AtomicU64::new(0),
+            polling: AtomicU32::new(0),
+        })
+    }
+
+    fn index(&self, pos: u64) -> usize {
+        (pos % u64::from(self.cells)) as usize
+    }
+
+    /// `gpuio_impl_queue_refresh`, less `closing` and `polled_at`: one sender at a time
+    /// (`gpuio_cas_32`: CUDA's `atomicCAS`, no ordering) acquires the host's `head` and
+    /// releases it into `cached_head` if it is newer.
+    fn refresh(&self) {
+        if self
+            .polling
+            .compare_exchange(0, 1, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        let fresh = self.head.load(Ordering::Acquire);
+        if fresh > self.cached_head.load(Ordering::Relaxed) {
+            self.cached_head.store(fresh, Ordering::Release);
+        }
+        self.polling.store(0, Ordering::Release);
+    }
+
+    /// `gpuio_impl_queue_reserve` without a deadline: `k` positions by compare-and-swap
+    /// on `tail` (`gpuio_cas_64`: CUDA's `atomicCAS`, no ordering) while
+    /// `tail + k <= cached_head + cells` (relaxed), then an acquire of `cached_head`; a
+    /// ring that looks full is refreshed, then waited on (`wait`) or given up
+    /// (`gpuio_try_send`'s `-EAGAIN`: `None`). Returns the first position.
+    fn reserve(&self, k: u64, wait: bool) -> Option<u64> {
+        let cells = u64::from(self.cells);
+        let mut t = self.tail.load(Ordering::Relaxed);
+        loop {
+            let head = self.cached_head.load(Ordering::Relaxed);
+            if t + k <= head + cells {
+                match self
+                    .tail
+                    .compare_exchange(t, t + k, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => {
+                        self.cached_head.load(Ordering::Acquire);
+                        return Some(t);
+                    }
+                    Err(seen) => {
+                        t = seen;
+                        continue;
+                    }
+                }
+            }
+            self.refresh();
+            if self.cached_head.load(Ordering::Relaxed) > head {
+                continue;
+            }
+            if !wait {
+                return None;
+            }
+            loom::thread::yield_now();
+            t = self.tail.load(Ordering::Relaxed);
+        }
+    }
+
+    /// `gpuio_impl_queue_group_reserve`, `_fill_group` and `_group_publish` for a group
+    /// of `seqs.len()` messages of `sender`, waiting while the ring is full: every cell
+    /// written whole with plain stores (`ready` too, but the first cell's), then the
+    /// first cell's `ready` released.
+    fn send_group(&self, sender: u8, seqs: &[u8]) {
+        let k = seqs.len() as u64;
+        let base = self.reserve(k, true).expect("a waiting reservation");
+        self.fill_and_publish(base, sender, seqs);
+    }
+
+    /// `gpuio_try_send` of one message, then `gpuio_impl_queue_tick` as if its time
+    /// had come: this sender refreshes `cached_head` for the others. Whether it sent.
+    fn try_send_then_poll(&self, sender: u8, seq: u8) -> bool {
+        let Some(pos) = self.reserve(1, false) else {
+            return false;
+        };
+        self.fill_and_publish(pos, sender, &[seq]);
+        self.refresh();
+        true
+    }
+
+    /// `_fill_group` and `_group_publish` for the group reserved at `base`.
+    fn fill_and_publish(&self, base: u64, sender: u8, seqs: &[u8]) {
+        let k = seqs.len() as u64;
+        for (j, &seq) in seqs.iter().enumerate() {
+            let pos = base + j as u64;
+            let i = self.index(pos);
+            let msg = message(sender, seq);
+            let mut bytes = [0; MAX];
+            bytes[..msg.len()].copy_from_slice(&msg);
+            // SAFETY: the position is reserved: the host released the cell's previous
+            // lap; loom checks that its reads of it happen before.
+            self.header[i].with_mut(|p| unsafe { *p = (msg.len() as u32, k as u32) });
+            // SAFETY: as above.
+            self.bytes[i].with_mut(|p| unsafe { *p = bytes });
+            if j > 0 {
+                // A plain store of the header's first word in `_fill_group`.
+                self.ready[i].store(pos + 1, Ordering::Relaxed);
+            }
+        }
+        self.ready[self.index(base)].store(base + 1, Ordering::Release);
+    }
+}
+
+/// The host's side: the Receiver's [`take`] until `n` messages came, its head released
+/// after each message (`try_recv`) or, with `batched`, once for all it found published
+/// (`take_available`). Then one more look finds nothing.
+fn receive(ring: &Ring, n: usize, batched: bool) -> Vec<Vec<u8>> {
+    let (mut head, mut group_left, mut released) = (0, 0, 0);
+    let mut got = Vec::new();
+    while got.len() < n {
+        let mut buf = Vec::new();
+        let took = take(ring, 0, &mut head, &mut group_left, &mut buf)
+            .unwrap_or_else(|e| panic!("the host saw a broken ring: {e}"));
+        if took {
+            got.push(buf);
+        }
+        if head != released && (!batched || !took || got.len() == n) {
+            publish_head(ring, 0, head).unwrap_or_else(|e| panic!("{e}"));
+            released = head;
+        }
+        if !took {
+            loom::thread::yield_now();
+        }
+    }
+    let mut extra = Vec::new();
+    assert_eq!(
+        take(ring, 0, &mut head, &mut group_left, &mut extra),
+        Ok(false),
+        "a message beyond those sent"
+    );
+    got
+}
+
+/// Every message came once, whole, and each sender's in the order it sent them.
+fn check(got: &[Vec<u8>], sent: &[(u8, &[u8])]) {
+    for &(sender, seqs) in sent {
+        let from: Vec<&Vec<u8>> = got
+            .iter()
+            .filter(|m| m.first().is_some_and(|b| b >> 6 == sender))
+            .collect();
+        let want: Vec<Vec<u8>> = seqs.iter().map(|&s| message(sender, s)).collect();
+        assert_eq!(
+            from,
+            want.iter().collect::<Vec<_>>(),
+            "sender {sender}'s messages"
+        );
+    }
+    let total: usize = sent.iter().map(|(_, seqs)| seqs.len()).sum();
+    assert_eq!(got.len(), total, "no message more");
+}
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    b.check(f);
+}
+
+/// One sender sends a group of 2, then 1, on a ring of 2 cells: the third message
+/// reuses the first cell, once the host released it.
+fn group_then_one(batched: bool) {
+    model(move || {
+        let ring = Ring::new(2);
+        let device = {
+            let ring = ring.clone();
+            loom::thread::spawn(move || {
+                ring.send_group(0, &[0, 1]);
+                ring.send_group(0, &[2]);
+            })
+        };
+        let got = receive(&ring, 3, batched);
+        device.join().unwrap();
+        check(&got, &[(0, &[0, 1, 2])]);
+    });
+}
+
+#[test]
+fn a_group_then_a_message_arrive_whole_in_order_and_never_overwrite_an_unread_cell() {
+    group_then_one(false);
+}
+
+#[test]
+fn a_head_released_once_per_batch_frees_the_cells_as_well() {
+    group_then_one(true);
+}
+
+#[test]
+fn two_senders_racing_for_the_tail_are_read_in_position_order() {
+    // Two cells, one message each: the position taken second may be published first,
+    // and the host must wait for the first rather than skip it.
+    model(|| {
+        let ring = Ring::new(2);
+        let senders: Vec<_> = (0..2u8)
+            .map(|s| {
+                let ring = ring.clone();
+                loom::thread::spawn(move || ring.send_group(s, &[s]))
+            })
+            .collect();
+        let got = receive(&ring, 2, false);
+        for s in senders {
+            s.join().unwrap();
+        }
+        check(&got, &[(0, &[0]), (1, &[1])]);
+    });
+}
+
+#[test]
+fn a_sender_reuses_a_cell_on_the_head_another_sender_polled() {
+    // One cell, two senders that do not wait (`gpuio_try_send`) and poll the host's
+    // head after they publish (the tick): a sender that finds room in `cached_head`
+    // another sender refreshed writes the cell the host read, ordered only by the
+    // host's release of `head`, the poller's acquire of it and release of
+    // `cached_head`, and the reserving sender's acquire of `cached_head`.
+    model(|| {
+        let ring = Ring::new(1);
+        // Model-only: what the senders did, for the host to know when to stop. Each
+        // sender updates them after its cell writes, so they order nothing the model
+        // checks.
+        let sent = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+        let senders: Vec<_> = (0..2u8)
+            .map(|s| {
+                let (ring, sent) = (ring.clone(), sent.clone());
+                loom::thread::spawn(move || {
+                    let ok = ring.try_send_then_poll(s, s);
+                    sent[usize::from(s)].store(if ok { 2 } else { 1 }, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        let (mut head, mut group_left) = (0, 0);
+        let mut got = Vec::new();
+        loop {
+            let done: Vec<u32> = sent.iter().map(|d| d.load(Ordering::SeqCst)).collect();
+            let want = done.iter().filter(|&&d| d == 2).count();
+            if done.iter().all(|&d| d != 0) && got.len() == want {
+                break;
+            }
+            let mut buf = Vec::new();
+            let took = take(&*ring, 0, &mut head, &mut group_left, &mut buf)
+                .unwrap_or_else(|e| panic!("the host saw a broken ring: {e}"));
+            if took {
+                got.push(buf);
+                publish_head(&*ring, 0, head).unwrap_or_else(|e| panic!("{e}"));
+            } else {
+                loom::thread::yield_now();
+            }
+        }
+        for s in senders {
+            s.join().unwrap();
+        }
+        let sent: Vec<(u8, &[u8])> = [(0u8, &[0u8][..]), (1, &[1][..])]
+            .into_iter()
+            .filter(|&(s, _)| sent[usize::from(s)].load(Ordering::SeqCst) == 2)
+            .collect();
+        assert!(!sent.is_empty(), "the first to reserve finds the cell free");
+        check(&got, &sent);
+    });
+}
