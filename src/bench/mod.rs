@@ -647,7 +647,7 @@ fn latency(
             ],
         )?;
         fail_check(&p, 4, "latency")?;
-        let mut ns = read_u32s(&*durations, calls as usize);
+        let mut ns = read_u32s(&*durations, calls as usize)?;
         ns.sort_unstable();
         let at = |q: f64| f64::from(ns[((ns.len() - 1) as f64 * q).round() as usize]) / 1e3;
         for (q, label) in [(0.5, "p50"), (0.99, "p99")] {
@@ -672,22 +672,19 @@ fn latency(
 }
 
 /// `n` u32s from the start of shared memory the kernel has finished writing.
-fn read_u32s(mem: &dyn gpuio_core::memory::SharedMemory, n: usize) -> Vec<u32> {
-    let r = mem.region();
-    let n = n.min(r.len / 4);
-    (0..n)
-        .map(|i| {
-            // SAFETY: inside the region (n <= len / 4), 4-aligned (page-aligned
-            // start); the kernel that wrote it has ended (join), and the region
-            // lives as long as `mem`.
-            unsafe { std::ptr::read_volatile(r.host_ptr.as_ptr().cast::<u32>().add(i)) }
-        })
-        .collect()
+fn read_u32s(
+    mem: &(dyn gpuio_core::memory::SharedMemory + 'static),
+    n: usize,
+) -> Result<Vec<u32>, String> {
+    let mut bytes = vec![0u8; n * 4];
+    mem.read_bytes(0, &mut bytes)
+        .map_err(|e| format!("reading the kernel's timings: {e}"))?;
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+        .collect())
 }
 
-/// The latency floor of any round trip between device and host: the device stores
-/// a counter in shared memory, a host thread answers it in another word, `rounds`
-/// times (`gpuio_k_pingpong`); microseconds per round trip, timed on the host.
 /// A default mailbox channel for a kernel that does no I/O through it (every launch
 /// takes one).
 fn launch_channel(device: &dyn Device, what: &str) -> Result<Channel, String> {
@@ -699,22 +696,21 @@ fn launch_channel(device: &dyn Device, what: &str) -> Result<Channel, String> {
     .map_err(|e| format!("a channel for {what}: {e}"))
 }
 
+/// The latency floor of any round trip between device and host: the device stores
+/// a counter in shared memory, a host thread answers it in another word, `rounds`
+/// times (`gpuio_k_pingpong`); microseconds per round trip, timed on the host.
 fn pingpong_us(device: &dyn Device, rounds: u64) -> Result<f64, String> {
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::Ordering;
     let mem = device
         .provider()
         .alloc_shared(4096)
         .map_err(|e| format!("shared memory for the ping-pong: {e}"))?;
     let r = mem.region();
-    // SAFETY: the region is page-aligned, at least 4096 bytes, zeroed, and outlives
-    // this function's uses; the device touches these two words only with atomic
-    // (system-scope) loads and stores, so viewing them as atomics is sound.
-    let (ping, pong) = unsafe {
-        (
-            &*r.host_ptr.as_ptr().cast::<AtomicU64>(),
-            &*r.host_ptr.as_ptr().add(64).cast::<AtomicU64>(),
-        )
+    let word = |offset| {
+        mem.atomic_u64(offset)
+            .map_err(|e| format!("the ping-pong's words: {e}"))
     };
+    let (ping, pong) = (word(0)?, word(64)?);
     let ch = launch_channel(device, "the ping-pong kernel")?;
     let run = device
         .launch("pingpong", 1, 1, &ch, &[r.device_addr, rounds, 0])

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use gpuio_core::{ChannelConfig, Endpoint, QueueConfig, RecvError};
+use gpuio_core::{ChannelConfig, Endpoint, QueueConfig, Receiver, RecvError};
 use gpuio_device::Device;
 
 use super::{
@@ -144,6 +144,12 @@ fn warm_up(device: &dyn Device, open: &Opener<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether a message's first 8 bytes name one of `threads` senders and one of its
+/// `per` messages (`gpuio_conf_message`: thread << 24 | number).
+fn from_a_sender(head: u64, threads: u64, per: u64) -> bool {
+    head >> 24 < threads && head & 0xff_ffff < per
+}
+
 fn to_host(
     device: &dyn Device,
     open: &Opener<'_>,
@@ -187,10 +193,7 @@ fn to_host(
                 while received.load(Ordering::Relaxed) < total && Instant::now() < deadline {
                     let got = rx.drain(usize::MAX, |m| {
                         let head = u64::from_le_bytes(m[..8].try_into().unwrap_or([0xff; 8]));
-                        if m.len() as u64 != bytes
-                            || head >> 24 >= threads
-                            || head & 0xff_ffff >= per
-                        {
+                        if m.len() as u64 != bytes || !from_a_sender(head, threads, per) {
                             bad.fetch_add(1, Ordering::Relaxed);
                         }
                     });
@@ -396,20 +399,14 @@ fn naive_ring(
         .alloc_shared(len)
         .map_err(|e| format!("shared memory for the naive ring: {e}"))?;
     let r = mem.region();
-    let base = r.host_ptr.as_ptr();
-    // SAFETY: the region is page-aligned, zeroed and at least `len` bytes, so the
-    // head (+0), the gave-up flag (+64) and `slots` ready words from +128 lie inside
-    // it, 8-aligned; it outlives every use here (`mem` is dropped at the end, after
-    // the kernel has ended, or leaked if it may not have); the device touches these
-    // words only with atomic (system-scope) loads and stores, so viewing them as
-    // atomics is sound.
-    let (head, gave_up, ready) = unsafe {
-        (
-            &*base.cast::<AtomicU64>(),
-            &*base.add(64).cast::<AtomicU64>(),
-            std::slice::from_raw_parts(base.add(128).cast::<AtomicU64>(), slots as usize),
-        )
+    let word = |offset: u64| {
+        mem.atomic_u64(offset as usize)
+            .map_err(|e| format!("the naive ring's words: {e}"))
     };
+    let (head, gave_up) = (word(0)?, word(64)?);
+    let ready = (0..slots)
+        .map(|i| word(128 + 8 * i))
+        .collect::<Result<Vec<_>, _>>()?;
     let counter = device
         .buffer(8, &0u64.to_le_bytes())
         .map_err(|e| format!("the naive ring's counter: {e}"))?;
@@ -455,18 +452,11 @@ fn naive_ring(
         if first.is_none() {
             first = Some(start.elapsed());
         }
-        // SAFETY: slot `slot` lies inside the region (data + slots * bytes <= len)
-        // and starts 8-aligned (`data` is a multiple of 64, `bytes` of 8); its ready
-        // word, acquired above, says the device has written it whole, and the device
+        // The slot's ready word, acquired above, says the device wrote it whole; it
         // does not write it again before the head passes it.
-        let word = unsafe {
-            std::ptr::read_volatile(
-                base.add((data + slot as u64 * bytes) as usize)
-                    .cast::<u64>(),
-            )
-        };
-        let word = u64::from_le(word);
-        if word >> 24 >= threads || word & 0xff_ffff >= per {
+        let mut first_word = [0u8; 8];
+        let read = mem.read_bytes((data + slot as u64 * bytes) as usize, &mut first_word);
+        if read.is_err() || !from_a_sender(u64::from_le_bytes(first_word), threads, per) {
             malformed += 1;
         }
         taken += 1;
@@ -585,6 +575,45 @@ fn to_device(
     ))
 }
 
+/// `rounds + 1` timed rounds, the first a warm-up: round `i` (from 1) starts with
+/// `start(i)`, then waits (at most 10 s) for `rx` to have a message that is the 8
+/// bytes of `i`. The rounds' times, or why a round failed.
+fn timed_rounds(
+    what: &str,
+    rounds: u64,
+    rx: &mut Receiver,
+    mut start: impl FnMut(u64) -> Result<(), String>,
+) -> Result<Vec<Duration>, String> {
+    let mut times = Vec::with_capacity(rounds as usize);
+    let mut buf = Vec::new();
+    for i in 1..=rounds + 1 {
+        let t0 = Instant::now();
+        start(i).map_err(|e| format!("{what}, round {i}: {e}"))?;
+        loop {
+            match rx.try_recv_into(&mut buf) {
+                Ok(()) => break,
+                Err(RecvError::Empty) if t0.elapsed() < Duration::from_secs(10) => {
+                    std::hint::spin_loop()
+                }
+                Err(e) => return Err(format!("{what}, round {i}: {e}")),
+            }
+        }
+        if buf != i.to_le_bytes() {
+            return Err(format!("{what}, round {i}: got {buf:?}"));
+        }
+        if i > 1 {
+            times.push(t0.elapsed());
+        }
+    }
+    Ok(times)
+}
+
+/// The median of `times` (not empty), in microseconds.
+fn p50_us(mut times: Vec<Duration>) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64() * 1e6
+}
+
 fn round_trip(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Figure, String> {
     let q = |rings| QueueConfig {
         max_message: 64,
@@ -607,39 +636,20 @@ fn round_trip(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Fig
             &[u64::from(down), u64::from(up), 0, 0],
         )
         .map_err(|e| format!("launch queue_echo: {e}"))?;
-    let mut times = Vec::with_capacity(rounds as usize);
-    let mut buf = Vec::new();
-    for i in 0..rounds + 1 {
-        let t0 = Instant::now();
-        tx.send(&i.to_le_bytes()).map_err(|e| e.to_string())?;
-        loop {
-            match rx.try_recv_into(&mut buf) {
-                Ok(()) => break,
-                Err(RecvError::Empty) if t0.elapsed() < Duration::from_secs(10) => {
-                    std::hint::spin_loop()
-                }
-                Err(e) => return Err(format!("queue round trip {i}: {e}")),
-            }
-        }
-        if buf != i.to_le_bytes() {
-            return Err(format!("queue round trip {i}: echoed {buf:?}"));
-        }
-        if i > 0 {
-            times.push(t0.elapsed()); // the first one warms up
-        }
-    }
-    tx.close();
+    let times = timed_rounds("queue round trip", rounds, &mut rx, |i| {
+        tx.send(&i.to_le_bytes()).map_err(|e| e.to_string())
+    });
+    tx.close(); // the echo kernel ends with the stream
     let p = run
         .join(KERNEL_TIMEOUT)
         .map_err(|e| format!("queue_echo: {e}"))?;
-    fail_check(&p, 2, "queue_echo")?;
     let _ = ch.close();
-    times.sort();
-    let p50 = times[times.len() / 2].as_secs_f64() * 1e6;
+    let times = times?;
+    fail_check(&p, 2, "queue_echo")?;
     let floor = pingpong_us(device, rounds.min(10_000)).ok();
     Ok(Figure::new(
         "queue round trip host -> device -> host, p50".to_string(),
-        p50,
+        p50_us(times),
         "us",
         Better::Lower,
     )
@@ -667,66 +677,38 @@ fn wake_to_seen(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<F
         .provider()
         .alloc_shared(4096)
         .map_err(|e| format!("shared memory for the wake word: {e}"))?;
-    let r = mem.region();
-    // SAFETY: the region is page-aligned, at least 4096 bytes, zeroed, and outlives
-    // every use below (the kernel is joined before `mem` is dropped); the device only
-    // loads this word atomically (system-scope acquire), so an atomic view is sound.
-    let wake = unsafe { &*r.host_ptr.as_ptr().cast::<AtomicU64>() };
+    let wake = mem
+        .atomic_u64(0)
+        .map_err(|e| format!("the wake word: {e}"))?;
     let run = device
         .launch(
             "queue_wake_send",
             1,
             1,
             &ch,
-            &[u64::from(up), r.device_addr, rounds + 1, 0, 0],
+            &[u64::from(up), mem.region().device_addr, rounds + 1, 0, 0],
         )
         .map_err(|e| format!("launch queue_wake_send: {e}"))?;
-    let mut times = Vec::with_capacity(rounds as usize);
-    let mut buf = Vec::new();
-    let mut failed = None;
-    for i in 1..=rounds + 1 {
-        let t0 = Instant::now();
+    let times = timed_rounds("one message on an idle queue", rounds, &mut rx, |i| {
         wake.store(i, Ordering::Release);
-        loop {
-            match rx.try_recv_into(&mut buf) {
-                Ok(()) => break,
-                Err(RecvError::Empty) if t0.elapsed() < Duration::from_secs(10) => {
-                    std::hint::spin_loop()
-                }
-                Err(e) => {
-                    failed = Some(format!("one message on an idle queue, {i}: {e}"));
-                    break;
-                }
-            }
-        }
-        if failed.is_some() {
-            break;
-        }
-        if buf != i.to_le_bytes() {
-            failed = Some(format!("one message on an idle queue, {i}: got {buf:?}"));
-            break;
-        }
-        if i > 1 {
-            times.push(t0.elapsed()); // the first one warms up
-        }
-    }
+        Ok(())
+    });
     // After a failure the kernel gives up waiting for its next word within 1 s.
-    let p = run
-        .join(KERNEL_TIMEOUT)
-        .map_err(|e| format!("queue_wake_send: {e}"))?;
-    drop(mem);
+    let p = match run.join(KERNEL_TIMEOUT) {
+        Ok(p) => p,
+        Err(e) => {
+            std::mem::forget(mem); // a kernel that may still run keeps its word
+            return Err(format!("queue_wake_send: {e}"));
+        }
+    };
     let _ = ch.close();
-    if let Some(e) = failed {
-        return Err(e);
-    }
+    let times = times?;
     fail_check(&p, 3, "queue_wake_send")?;
-    times.sort();
-    let p50 = times[times.len() / 2].as_secs_f64() * 1e6;
     let floor = pingpong_us(device, rounds.min(10_000)).ok();
     Ok(Figure::new(
         "one message on an idle queue: host wakes a device thread, it sends, the Receiver has it, p50"
             .to_string(),
-        p50,
+        p50_us(times),
         "us",
         Better::Lower,
     )
