@@ -47,6 +47,15 @@ struct Shape {
 }
 
 impl Shape {
+    /// The shape the figures use unless the environment says otherwise.
+    fn default_for(bytes: u64) -> Self {
+        Self {
+            rings: RINGS,
+            capacity: if bytes >= 4096 { 512 } else { 4096 },
+            drains: RINGS,
+        }
+    }
+
     fn for_bytes(bytes: u64) -> Self {
         let env = |name: &str| {
             std::env::var(name)
@@ -54,26 +63,18 @@ impl Shape {
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .filter(|&v| v > 0)
         };
-        let rings = env("GPUIO_BENCH_QUEUE_RINGS").unwrap_or(RINGS);
+        let default = Self::default_for(bytes);
+        let rings = env("GPUIO_BENCH_QUEUE_RINGS").unwrap_or(default.rings);
         Self {
             rings,
-            capacity: env("GPUIO_BENCH_QUEUE_CAPACITY").unwrap_or(if bytes >= 4096 {
-                512
-            } else {
-                4096
-            }),
+            capacity: env("GPUIO_BENCH_QUEUE_CAPACITY").unwrap_or(default.capacity),
             drains: env("GPUIO_BENCH_QUEUE_DRAINS").unwrap_or(rings).min(rings),
         }
     }
 
     /// Empty for the default shape, else what differs, for a figure's name.
     fn note(self, bytes: u64) -> String {
-        let default = Self {
-            rings: RINGS,
-            capacity: if bytes >= 4096 { 512 } else { 4096 },
-            drains: RINGS,
-        };
-        if self == default {
+        if self == Self::default_for(bytes) {
             String::new()
         } else {
             format!(
@@ -83,6 +84,7 @@ impl Shape {
         }
     }
 }
+
 /// Bytes of device memory the copy-back reference may use.
 const COPY_BACK_LIMIT: u64 = 1 << 30;
 
