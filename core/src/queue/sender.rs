@@ -1,7 +1,7 @@
 //! The host's end of a queue to the device: publishes messages for `gpuio_recv`.
 
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -38,7 +38,16 @@ pub enum SendError {
 pub struct Sender {
     q: Arc<QueueShared>,
     closed: bool,
+    /// Positions below this one were seen free (their cell's `ready` said the kernel
+    /// freed it) by a look-ahead; only this sender writes them, so they stay free.
+    free_upto: u64,
 }
+
+/// Cells a sender checks beyond the one it needs when it finds that one free. The
+/// kernel's frees arrive across PCIe and take each cell's line out of the host's
+/// caches: checked one per message, every send waited for memory; checked together,
+/// the reads overlap.
+const LOOK_AHEAD: u64 = 32;
 
 impl std::fmt::Debug for Sender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -51,7 +60,11 @@ impl std::fmt::Debug for Sender {
 
 impl Sender {
     pub(crate) fn new(q: Arc<QueueShared>) -> Self {
-        Self { q, closed: false }
+        Self {
+            q,
+            closed: false,
+            free_upto: 0,
+        }
     }
 
     /// The queue's name, as registered.
@@ -83,12 +96,23 @@ impl Sender {
         if let Some(v) = self.q.violation() {
             return Err(SendError::Protocol(v));
         }
-        let t = self.q.tail.load(Ordering::Relaxed);
-        let cells = u64::from(self.q.cells);
-        let ready = self
-            .q
+        let q = &*self.q;
+        let t = q.tail.load(Ordering::Relaxed);
+        let ready = q
             .ready(0, t)
             .map_err(|e| SendError::Protocol(format!("reading the ring: {e}")))?;
+        if t >= self.free_upto {
+            self.free_upto = Self::look_ahead(q, t, ready)?;
+        }
+        Self::publish(q, t, ready, msg)
+    }
+
+    /// Whether the cell for position `t` (whose `ready` word is `ready`) is free; if
+    /// it is, the next cells are checked too (up to [`LOOK_AHEAD`]) and
+    /// the first position after the free ones found in a row is returned.
+    fn look_ahead(q: &QueueShared, t: u64, ready: &AtomicU64) -> Result<u64, SendError> {
+        let cells = u64::from(q.cells);
+        // Acquire: the kernel copied the message out before it freed the cell.
         let v = ready.load(Ordering::Acquire);
         if v != t {
             if t >= cells && v == t + 1 - cells {
@@ -97,22 +121,33 @@ impl Sender {
             let what = format!(
                 "queue {:?}: the cell for message {t} says {v} (expected {t} once the kernel \
                  freed it, {} while it still holds message {})",
-                self.q.name,
+                q.name,
                 (t + 1).saturating_sub(cells),
                 t.saturating_sub(cells)
             );
-            self.q.note_violation(what.clone());
+            q.note_violation(what.clone());
             return Err(SendError::Protocol(what));
         }
-        self.q
-            .write_message(0, t, msg)
+        let mut upto = t + 1;
+        let end = t + LOOK_AHEAD.min(cells);
+        while upto < end {
+            match q.ready(0, upto) {
+                Ok(w) if w.load(Ordering::Acquire) == upto => upto += 1,
+                _ => break,
+            }
+        }
+        Ok(upto)
+    }
+
+    /// Writes `msg` into the free cell for position `t` and publishes it.
+    fn publish(q: &QueueShared, t: u64, ready: &AtomicU64, msg: &[u8]) -> Result<(), SendError> {
+        q.write_message(0, t, msg)
             .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?;
         ready.store(t + 1, Ordering::Release);
-        self.q.tail.store(t + 1, Ordering::Release);
+        q.tail.store(t + 1, Ordering::Release);
         // The published count, which one reading kernel thread polls for all of
         // them (abi::QueueControl::head).
-        self.q
-            .head_word(0)
+        q.head_word(0)
             .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?
             .store(t + 1, Ordering::Release);
         Ok(())

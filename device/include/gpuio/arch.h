@@ -6,6 +6,7 @@
  *   GPUIO_FN                     function qualifier for header functions
  *   GPUIO_METHOD                 the same for member functions (no `static`)
  *   GPUIO_KERNEL(name)           a kernel entry point with C linkage
+ *   GPUIO_UNROLL                 unroll the loop that follows (batches of loads in flight)
  *   gpuio_ld_acquire_{32,64}     system-scope acquire load (observe the other side)
  *   gpuio_st_release_{32,64}     system-scope release store (publish to the other side)
  *   gpuio_ld_relaxed_{32,64}     system-scope relaxed load (volatile read)
@@ -45,6 +46,7 @@
 #define GPUIO_FN static __device__ __forceinline__
 #define GPUIO_METHOD __device__ __forceinline__
 #define GPUIO_NOINLINE static __device__ __noinline__
+#define GPUIO_UNROLL _Pragma("unroll")
 /* Every kernel can be launched with blocks of up to GPUIO_MAX_BLOCK threads (1024
  * unless the kernel file defines it before including gpuio.h): the compiler keeps its
  * register use within what such a block allows, 64 registers a thread at 1024, and
@@ -185,6 +187,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
 #define GPUIO_FN static __device__ inline __attribute__((always_inline))
 #define GPUIO_METHOD __device__ inline __attribute__((always_inline))
 #define GPUIO_NOINLINE static __device__ __attribute__((noinline))
+#define GPUIO_UNROLL _Pragma("unroll")
 #define GPUIO_KERNEL(name) extern "C" __global__ void name
 #define GPUIO_SYS __HIP_MEMORY_SCOPE_SYSTEM
 #define GPUIO_AGENT __HIP_MEMORY_SCOPE_AGENT
@@ -276,6 +279,7 @@ GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) {
 #define GPUIO_FN static inline
 #define GPUIO_METHOD inline
 #define GPUIO_NOINLINE static __attribute__((noinline))
+#define GPUIO_UNROLL _Pragma("GCC unroll 8")
 /* Exported even under -fvisibility=hidden: the CPU device builds kernel files loaded
  * at run time that way and finds their kernels by name (dlsym). */
 #define GPUIO_KERNEL(name) extern "C" __attribute__((visibility("default"))) void name

@@ -243,21 +243,47 @@ GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const 
   }
 }
 
-/* Reads the host's words of a queue to the device for every reader: `closed`, then
- * the published count (acquire: the host releases `head` after each message's
- * `ready`, and `closed` after its last `head`), and the channel's `closing`, into
- * the ring's device-local state. One reader at a time: the rest wait on that state
- * instead of each crossing PCIe (with 100,000 readers polling one host word, the
- * device spends its time on PCIe reads, measured on an H100: 0.02 M msg/s). */
-GPUIO_FN void gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *q, gpuio_queue_ring *rs) {
-  if (gpuio_cas_32(&rs->polling, 0u, 1u) != 0u) return;
+/* Reads the host's words of a queue to the device for every reader: the published
+ * count `head` (acquire: the host releases it after each message's `ready`), `closed`
+ * and the channel's `closing`, into the ring's device-local state. One reader at a
+ * time: the rest wait on that state instead of each crossing PCIe (with 100,000
+ * readers polling one host word, the device spends its time on PCIe reads, measured
+ * on an H100: 0.02 M msg/s). The relaxed loads go first and the acquire last, so the
+ * three cross PCIe together (an acquire holds back every load after it: three
+ * acquires waited three round trips). The host releases `closed` after its last
+ * `head`, so a `closed` seen relaxed is read again with acquire, then `head` after
+ * it, before the queue is taken for ended. Returns whether this reader polled (false:
+ * another one was polling). */
+GPUIO_FN bool gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *q, gpuio_queue_ring *rs) {
+  if (gpuio_cas_32(&rs->polling, 0u, 1u) != 0u) return false;
   const gpuio_queue_control *ctl = gpuio_ptr<const gpuio_queue_control>(q->control);
-  const bool closed = gpuio_ld_acquire_32(&ctl->closed) != 0u;
-  const gpuio_u64 head = gpuio_ld_acquire_64(&ctl->head);
+  const bool maybe_closed = gpuio_ld_relaxed_32(&ctl->closed) != 0u;
+  const bool closing = gpuio_impl_closing(ch);
+  gpuio_u64 head = gpuio_ld_acquire_64(&ctl->head);
+  const bool closed = maybe_closed && gpuio_ld_acquire_32(&ctl->closed) != 0u;
+  if (closed) head = gpuio_ld_acquire_64(&ctl->head);
   if (head > gpuio_ld_relaxed_64(&rs->cached_head)) gpuio_st_release_64(&rs->cached_head, head);
-  gpuio_u32 seen = (closed ? GPUIO_QUEUE_SEEN_CLOSED : 0u) | (gpuio_impl_closing(ch) ? GPUIO_QUEUE_SEEN_SHUTDOWN : 0u);
+  const gpuio_u32 seen = (closed ? GPUIO_QUEUE_SEEN_CLOSED : 0u) | (closing ? GPUIO_QUEUE_SEEN_SHUTDOWN : 0u);
   if (seen) gpuio_st_release_32(&rs->seen, seen);
   gpuio_st_release_32(&rs->polling, 0u);
+  return true;
+}
+
+/* How long a reader that polled and found nothing new waits before it polls again
+ * (ns); the others back off up to GPUIO_QUEUE_WAIT_NS on device-local state. A poll
+ * is one read across PCIe, so a short pause here is what keeps a message's wait for
+ * a reader near one round trip. */
+#define GPUIO_QUEUE_POLL_PAUSE_NS 256u
+#define GPUIO_QUEUE_WAIT_NS 4096u
+
+/* The pause of a reader that found nothing: short for the one that polled. */
+GPUIO_FN void gpuio_impl_queue_wait(gpuio_impl_backoff *b, bool polled) {
+  if (polled) {
+    b->ns = 0;
+    gpuio_sleep_ns(GPUIO_QUEUE_POLL_PAUSE_NS);
+  } else {
+    gpuio_impl_backoff_pause(b, GPUIO_QUEUE_WAIT_NS);
+  }
 }
 
 /* One message from a queue to the device: its length (0 at end of stream), or
@@ -291,58 +317,72 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
     /* Nothing known to be published beyond h. */
     if (seen & GPUIO_QUEUE_SEEN_CLOSED) return 0;
     if (seen & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
-    if (!polled || wait) gpuio_impl_queue_poll(ch, q, rs);
+    const bool polled_now = (!polled || wait) && gpuio_impl_queue_poll(ch, q, rs);
     if (!polled) { /* look again at once after the first poll */
       polled = true;
       continue;
     }
     if (!wait) return -GPUIO_EAGAIN;
     if (gpuio_impl_past(deadline)) return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
-    gpuio_impl_backoff_pause(&backoff, 4096u);
+    gpuio_impl_queue_wait(&backoff, polled_now);
   }
 }
 
-/* The lane of `m` whose rank among m's lanes is `k`. */
-GPUIO_FN gpuio_u32 gpuio_impl_nth_lane(gpuio_u64 m, gpuio_u32 k) {
-  for (; k; --k) m &= m - 1u;
-  return gpuio_warp_leader(m);
-}
+/* Payload words a reader loads before it stores any (a batch crosses PCIe as reads
+ * in flight together). */
+#define GPUIO_QUEUE_TAKE_BATCH 8u
 
-/* The lanes of `g` copy the `got` messages at positions base, base + 1, … (the
- * lane of rank j owns base + j and its cell's `len`) out of a queue to the device
- * into their owners' buffers, side by side: each load instruction reads up to
- * `count` consecutive words of one cell, which cross PCIe as one read, and every
- * word is handed to its owner (who may keep its buffer on its own stack). */
-GPUIO_FN void gpuio_impl_queue_take_group(const gpuio_queue *q, gpuio_u64 g, gpuio_u64 base, gpuio_u32 got,
-                                          gpuio_u32 len, char *buf) {
-  const gpuio_u32 rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
-  for (gpuio_u32 j = 0; j < got; ++j) {
-    const gpuio_u32 owner = gpuio_impl_nth_lane(g, j);
-    const gpuio_u64 n = gpuio_warp_broadcast_64(g, len, owner);
-    const gpuio_u64 *src = (const gpuio_u64 *)(gpuio_impl_cell(q, 0, base + j) + 1);
-    const gpuio_u64 words = (n + 7u) / 8u;
-    for (gpuio_u64 w0 = 0; w0 < words; w0 += count) {
-      const gpuio_u64 here = words - w0 < count ? words - w0 : count;
-      /* The payload starts 16 bytes into a 16-byte aligned cell and the cell holds
-       * whole words up to max_message rounded up: every load is in bounds. */
-      const gpuio_u64 v = rank < here ? src[w0 + rank] : 0u;
-      for (gpuio_u32 k = 0; k < here; ++k) {
-        const gpuio_u64 x = gpuio_warp_broadcast_64(g, v, gpuio_impl_nth_lane(g, k));
-        if (rank == j) {
-          const gpuio_u64 at = (w0 + k) * 8u;
-          for (gpuio_u64 b = 0; b < 8u && at + b < n; ++b) buf[at + b] = (char)(x >> (8u * b));
-        }
-      }
+/* Stores words `w0`, `w0 + 1`, … of `v` (a batch) into the message's bytes at `buf`,
+ * up to `len` bytes. */
+GPUIO_FN void gpuio_impl_queue_store_batch(char *buf, const gpuio_u64 *v, gpuio_u64 w0, gpuio_u64 len) {
+  const bool aligned = (((gpuio_u64)buf) & 7u) == 0;
+GPUIO_UNROLL
+  for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) {
+    const gpuio_u64 at = (w0 + u) * 8u;
+    if (at >= len) break;
+    if (aligned && at + 8u <= len) {
+      *(gpuio_u64 *)(buf + at) = v[u];
+    } else {
+      for (gpuio_u64 b = 0; b < 8u && at + b < len; ++b) buf[at + b] = (char)(v[u] >> (8u * b));
     }
   }
+}
+
+/* Copies the message at position `pos` of a queue to the device out of its cell into
+ * `buf` (room for max_message bytes): its length, or -EPROTO when the cell is not
+ * the published message it must be (a `ready` other than pos + 1, or a length over
+ * max_message; nothing is copied). The caller took `pos` below a `cached_head` it
+ * acquired, which came after the poller's acquire of the host's `head`, released
+ * after the cell was written: the cell's words are the host's. The header and the
+ * first GPUIO_QUEUE_TAKE_BATCH payload words are loaded before any is looked at, so
+ * a small message costs one round trip across PCIe (a warp that read its cells one
+ * after the other, each lane's load waiting on the last, waited one per cell). The
+ * payload ends within the cell: it holds max_message rounded up to whole words. */
+GPUIO_FN gpuio_i64 gpuio_impl_queue_take(const gpuio_queue *q, gpuio_u64 pos, char *buf) {
+  const gpuio_u64 *cell = (const gpuio_u64 *)gpuio_impl_cell(q, 0, pos);
+  const gpuio_u64 words = ((gpuio_u64)q->max_message + 7u) / 8u;
+  gpuio_u64 v[GPUIO_QUEUE_TAKE_BATCH];
+  const gpuio_u64 ready = cell[0], len_count = cell[1];
+GPUIO_UNROLL
+  for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) v[u] = u < words ? cell[2u + u] : 0u;
+  const gpuio_u64 len = len_count & 0xffffffffu; /* `len`, then `count` */
+  if (ready != pos + 1u || len > q->max_message) return -GPUIO_EPROTO;
+  gpuio_impl_queue_store_batch(buf, v, 0, len);
+  for (gpuio_u64 w0 = GPUIO_QUEUE_TAKE_BATCH; w0 * 8u < len; w0 += GPUIO_QUEUE_TAKE_BATCH) {
+GPUIO_UNROLL
+    for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) v[u] = (w0 + u) * 8u < len ? cell[2u + w0 + u] : 0u;
+    gpuio_impl_queue_store_batch(buf, v, w0, len);
+  }
+  return (gpuio_i64)len;
 }
 
 /* The lanes of `g` (all reading the same queue, each with room for its longest
  * message) receive one message each: the first lane claims as many published
  * positions as lanes still wait for with one compare-and-swap on the ring's
  * device-local tail (a position below the cached head is published: the host
- * released `head` after the message), the lanes copy them out together and free
- * their cells, and the lanes left over wait for more. Only the lane polling for
+ * released `head` after the message), each lane copies its own message out of its
+ * cell (gpuio_impl_queue_take) and frees the cell, and the lanes left over wait for
+ * more. Only the lane polling for
  * all reads the host's words across PCIe; the others wait on device-local state. */
 GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g, char *buf,
                                                bool wait) {
@@ -355,10 +395,15 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
     gpuio_u64 base = 0, got = 0;
     gpuio_u32 seen = 0;
     if (rank == 0) {
-      seen = gpuio_ld_acquire_32(&rs->seen);
+      /* Relaxed while competing for the tail, as senders reserving cells (an acquire
+       * per attempt invalidates the L1 each time); each lane acquires for itself
+       * below. An end of stream is believed only from acquires: `seen`, then the
+       * `cached_head` the poller released before it. */
+      seen = gpuio_ld_relaxed_32(&rs->seen);
+      if (seen) seen = gpuio_ld_acquire_32(&rs->seen);
       gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
       for (;;) {
-        const gpuio_u64 head = gpuio_ld_acquire_64(&rs->cached_head);
+        const gpuio_u64 head = seen ? gpuio_ld_acquire_64(&rs->cached_head) : gpuio_ld_relaxed_64(&rs->cached_head);
         if (h >= head) break;
         const gpuio_u64 k = head - h < count ? head - h : count;
         const gpuio_u64 was = gpuio_cas_64(&rs->tail, h, h + k);
@@ -373,22 +418,24 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
     got = gpuio_warp_broadcast_64(g, got, lead);
     if (got) {
       base = gpuio_warp_broadcast_64(g, base, lead);
-      const gpuio_u64 pos = base + rank;
-      gpuio_cell_header *c = gpuio_impl_cell(q, 0, pos);
-      gpuio_u32 len = 0;
-      bool ok = true;
-      if (rank < got) {
-        /* Acquire: the host wrote the bytes before it released `ready`. */
-        ok = gpuio_ld_acquire_64(&c->ready) == pos + 1u;
-        len = c->len;
-        if (len > q->max_message) ok = false;
-        if (!ok) len = 0;
-      }
-      gpuio_impl_queue_take_group(q, g, base, (gpuio_u32)got, len, buf);
       const gpuio_u64 left = gpuio_warp_ballot(g, rank >= got); /* before any lane leaves */
       if (rank < got) {
-        gpuio_st_release_64(&c->ready, pos + q->cells);
-        return ok ? (gpuio_i64)len : -GPUIO_EPROTO;
+        /* Each lane acquires a `cached_head` beyond its position for itself (the
+         * claim reached it by a shuffle, which orders nothing; the first lane saw one
+         * already, so this holds at once), then copies its own message out and frees
+         * the cell. */
+        const gpuio_u64 pos = base + rank;
+        gpuio_i64 r = 0;
+        while (gpuio_ld_acquire_64(&rs->cached_head) <= pos) {
+          if (gpuio_impl_past(deadline)) {
+            r = -GPUIO_EPROTO;
+            break;
+          }
+          gpuio_pause();
+        }
+        if (r == 0) r = gpuio_impl_queue_take(q, pos, buf);
+        gpuio_st_release_64(&gpuio_impl_cell(q, 0, pos)->ready, pos + q->cells);
+        return r;
       }
       g = left;
       polled = false;
@@ -397,16 +444,17 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
     seen = (gpuio_u32)gpuio_warp_broadcast_64(g, seen, lead);
     if (seen & GPUIO_QUEUE_SEEN_CLOSED) return 0;
     if (seen & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
-    if (rank == 0 && (!polled || wait)) gpuio_impl_queue_poll(ch, q, rs);
+    const bool polled_now = rank == 0 && (!polled || wait) && gpuio_impl_queue_poll(ch, q, rs);
     if (!polled) { /* look again at once after the first poll */
       polled = true;
       continue;
     }
     if (!wait) return -GPUIO_EAGAIN;
-    /* The first lane's clock decides for the group, so the lanes leave together. */
+    /* The first lane's clock and poll decide for the group, so the lanes leave and
+     * sleep together. */
     if (gpuio_warp_broadcast_64(g, gpuio_impl_past(deadline) ? 1u : 0u, lead))
       return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
-    gpuio_impl_backoff_pause(&backoff, 4096u);
+    gpuio_impl_queue_wait(&backoff, gpuio_warp_broadcast_64(g, polled_now ? 1u : 0u, lead) != 0u);
   }
 }
 
