@@ -47,21 +47,41 @@ impl Turns {
     /// `reclaim(index, holder)` is the transport's rule for taking over an abandoned
     /// slot. Returns the position.
     pub fn acquire(&self, reclaim: impl Fn(usize, u64) -> bool) -> u64 {
+        self.acquire_nudging(reclaim, || {})
+    }
+
+    /// [`Turns::acquire`] with the transport's `nudge` (`Reclaim::nudge` in api.h:
+    /// direct reaps), called where `gpuio_impl_turn_step` calls it: while next in
+    /// line for the turn, on an abandoned slot whose answer is not there yet (then
+    /// `reclaim` is asked again), and on a slot still held.
+    pub fn acquire_nudging(&self, reclaim: impl Fn(usize, u64) -> bool, nudge: impl Fn()) -> u64 {
         let pos = self.reserve.fetch_add(1, Ordering::AcqRel);
         let lap = pos / self.slots();
         let index = (pos % self.slots()) as usize;
         let t = &self.turns[index];
         loop {
             // api.h: `turn = gpuio_ld_acquire_64(&t->turn); if (turn != lap) ...sleep`
-            if t.turn.load(Ordering::Acquire) != lap {
+            let turn = t.turn.load(Ordering::Acquire);
+            if turn != lap {
+                if turn + 1 == lap {
+                    nudge();
+                }
                 loom::thread::yield_now();
                 continue;
             }
             // api.h: `state = gpuio_ld_acquire_32(&t->state)`
             let state = t.state.load(Ordering::Acquire);
-            let may_take = state == slot_state::FREE
-                || (state == slot_state::ABANDONED
-                    && reclaim(index, t.holder.load(Ordering::Relaxed)));
+            if state != slot_state::FREE && state != slot_state::ABANDONED {
+                nudge();
+                loom::thread::yield_now();
+                continue;
+            }
+            let mut may_take =
+                state == slot_state::FREE || reclaim(index, t.holder.load(Ordering::Relaxed));
+            if !may_take {
+                nudge();
+                may_take = reclaim(index, t.holder.load(Ordering::Relaxed));
+            }
             // api.h: `gpuio_cas_32(&t->state, state, IN_FLIGHT)` (acq_rel / acquire)
             if may_take
                 && t.state

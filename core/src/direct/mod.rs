@@ -47,6 +47,8 @@
 //! so a request the kernel completed is never reported as lost.
 
 mod host;
+#[cfg(all(test, loom))]
+mod loom_model;
 pub mod waker;
 
 use std::time::{Duration, Instant};
