@@ -594,11 +594,14 @@ GPUIO_KERNEL(gpuio_k_queue_naive)(const gpuio_channel *ch, gpuio_u64 *p) {
 }
 
 /* Receives from queue p[0] until the end of the stream; out: [1] messages,
- * [2] bytes, [3] failures, [4] first failure. */
+ * [2] bytes, [3] failures, [4] first failure, [5] calls, [6] the lanes of each call's
+ * warp that called with it, summed (over [5]: how many lanes call together). */
 GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
   alignas(8) char m[4096];
-  gpuio_u64 n = 0, bytes = 0;
+  gpuio_u64 n = 0, bytes = 0, calls = 0, together = 0;
   for (;;) {
+    calls++;
+    together += gpuio_warp_count(gpuio_warp_active());
     const gpuio_i64 r = gpuio_recv(ch, (gpuio_u32)p[0], m, sizeof m);
     if (r == 0) break;
     if (r < 0) {
@@ -612,6 +615,8 @@ GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
     gpuio_fetch_add_64(&p[1], n);
     gpuio_fetch_add_64(&p[2], bytes);
   }
+  gpuio_fetch_add_64(&p[5], calls);
+  gpuio_fetch_add_64(&p[6], together);
 }
 
 /* One message on an idle queue, timed by the host (gpuio bench): thread 0, for i in

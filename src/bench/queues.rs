@@ -527,7 +527,13 @@ fn to_device(
     let mut tx = ch.sender(ep).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let run = device
-        .launch("queue_recv", grid, block, &ch, &[u64::from(ep), 0, 0, 0, 0])
+        .launch(
+            "queue_recv",
+            grid,
+            block,
+            &ch,
+            &[u64::from(ep), 0, 0, 0, 0, 0, 0],
+        )
         .map_err(|e| format!("launch queue_recv: {e}"))?;
     let mut msg = vec![0u8; len];
     // Which side sets the pace: how often the host found every cell still holding a
@@ -555,11 +561,12 @@ fn to_device(
     eprintln!(
         "gpuio bench:   {len} B: {:.2} M msg/s; the host sent the last after {:.1} ms, \
          finding the queue full {full} times ({:.1} ms waiting for room); kernel ended \
-         after {:.1} ms",
+         after {:.1} ms; {:.1} lanes per warp called gpuio_recv together",
         total as f64 / took.as_secs_f64() / 1e6,
         sent_at.as_secs_f64() * 1e3,
         waited.as_secs_f64() * 1e3,
         took.as_secs_f64() * 1e3,
+        p[6] as f64 / p[5].max(1) as f64,
     );
     fail_check(&p, 3, "queue_recv")?;
     let report = ch.close();
