@@ -526,6 +526,30 @@ fn to_device(
     let ch = open(cfg)?;
     let mut tx = ch.sender(ep).map_err(|e| e.to_string())?;
     let start = Instant::now();
+    // The host sends from a thread of its own, started before the launch (a profiler
+    // may hold the launch until the kernel ends). Which side sets the pace: how often
+    // the host found every cell still holding a message the kernel had not taken, and
+    // how long it waited for room in all.
+    let sender = std::thread::spawn(move || {
+        let mut msg = vec![0u8; len];
+        let (mut full, mut waited) = (0u64, Duration::ZERO);
+        for i in 0..total {
+            msg[..8].copy_from_slice(&i.to_le_bytes());
+            match tx.try_send(&msg) {
+                Err(SendError::Full) => {
+                    full += 1;
+                    let t = Instant::now();
+                    tx.send(&msg)
+                        .map_err(|e| format!("queue to the device, {len} B: {e}"))?;
+                    waited += t.elapsed();
+                }
+                other => other.map_err(|e| format!("queue to the device, {len} B: {e}"))?,
+            }
+        }
+        let sent_at = start.elapsed();
+        tx.close();
+        Ok::<_, String>((full, waited, sent_at))
+    });
     let run = device
         .launch(
             "queue_recv",
@@ -535,28 +559,12 @@ fn to_device(
             &[u64::from(ep), 0, 0, 0, 0, 0, 0],
         )
         .map_err(|e| format!("launch queue_recv: {e}"))?;
-    let mut msg = vec![0u8; len];
-    // Which side sets the pace: how often the host found every cell still holding a
-    // message the kernel had not taken, and how long it waited for room in all.
-    let (mut full, mut waited) = (0u64, Duration::ZERO);
-    for i in 0..total {
-        msg[..8].copy_from_slice(&i.to_le_bytes());
-        match tx.try_send(&msg) {
-            Err(SendError::Full) => {
-                full += 1;
-                let t = Instant::now();
-                tx.send(&msg)
-                    .map_err(|e| format!("queue to the device, {len} B: {e}"))?;
-                waited += t.elapsed();
-            }
-            other => other.map_err(|e| format!("queue to the device, {len} B: {e}"))?,
-        }
-    }
-    let sent_at = start.elapsed();
-    tx.close();
     let p = run
         .join(KERNEL_TIMEOUT)
         .map_err(|e| format!("queue_recv: {e}"))?;
+    let (full, waited, sent_at) = sender
+        .join()
+        .map_err(|_| "the sending thread panicked".to_string())??;
     let took = start.elapsed();
     eprintln!(
         "gpuio bench:   {len} B: {:.2} M msg/s; the host sent the last after {:.1} ms, \
