@@ -33,20 +33,11 @@ use loom::sync::atomic::{AtomicU32, AtomicU64};
 use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::receiver::{publish_head, take, Cells, Word};
+use super::receiver::{publish_head, take, Cells};
 use crate::memory::MemoryError;
 
 /// Longest message of the model (bytes).
 const MAX: usize = 3;
-
-impl Word for AtomicU64 {
-    fn load(&self, order: Ordering) -> u64 {
-        AtomicU64::load(self, order)
-    }
-    fn store(&self, value: u64, order: Ordering) {
-        AtomicU64::store(self, value, order)
-    }
-}
 
 /// One ring of a queue to the host: its cells and the host's `head` (shared), and the
 /// device-local `QueueRing` words.
