@@ -109,15 +109,26 @@ impl Ring {
         (pos % u64::from(self.cells)) as usize
     }
 
-    /// `gpuio_impl_queue_refresh`, less `closing` and `polled_at`: one sender at a time
-    /// (`gpuio_cas_32`: CUDA's `atomicCAS`, no ordering) acquires the host's `head` and
-    /// releases it into `cached_head` if it is newer.
-    fn refresh(&self) {
+    /// `gpuio_impl_queue_lock_poll`: the poll lock taken by a compare-and-swap that
+    /// orders nothing (`gpuio_cas_32`: CUDA's `atomicCAS`), then the word it wrote read
+    /// again with acquire (it continues the last poller's release sequence).
+    fn lock_poll(&self) -> bool {
         if self
             .polling
             .compare_exchange(0, 1, Ordering::Relaxed, Ordering::Relaxed)
             .is_err()
         {
+            return false;
+        }
+        self.polling.load(Ordering::Acquire);
+        true
+    }
+
+    /// `gpuio_impl_queue_refresh`, less `closing` and `polled_at`: one sender at a time
+    /// (`gpuio_cas_32`: CUDA's `atomicCAS`, no ordering) acquires the host's `head` and
+    /// releases it into `cached_head` if it is newer.
+    fn refresh(&self) {
+        if !self.lock_poll() {
             return;
         }
         let fresh = self.head.load(Ordering::Acquire);
