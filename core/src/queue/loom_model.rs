@@ -125,7 +125,7 @@ impl Ring {
     }
 
     /// `gpuio_impl_queue_refresh`, less `closing` and `polled_at`: one sender at a time
-    /// (`gpuio_cas_32`: CUDA's `atomicCAS`, no ordering) acquires the host's `head` and
+    /// ([`Ring::lock_poll`]) acquires the host's `head` and
     /// releases it into `cached_head` if it is newer.
     fn refresh(&self) {
         if !self.lock_poll() {

@@ -23,6 +23,8 @@
 mod log;
 #[cfg(all(test, loom))]
 mod loom_model;
+#[cfg(all(test, loom))]
+mod loom_model_down;
 mod poller;
 mod receiver;
 mod sender;
