@@ -273,6 +273,23 @@ fn a_full_queue_to_the_device_refuses_the_host_at_once_or_after_its_wait() {
 }
 
 #[test]
+fn a_queue_to_the_device_of_capacity_one_never_overwrites_an_unread_message() {
+    // With one cell, "full for p" and "free for p + 1" were the same `ready` value:
+    // the second send took the first, unread, message's cell for free and overwrote
+    // it. Such a queue gets two cells.
+    let mut config = ChannelConfig::default();
+    let ep = config.endpoint(Endpoint::queue_to_device("work", queue(8, 1, 1)));
+    let ch = open(TransportKind::Mailbox, config);
+    let mut tx = ch.sender(ep).unwrap();
+    tx.try_send(b"first").unwrap();
+    tx.try_send(b"second").unwrap();
+    assert_eq!(tx.try_send(b"third"), Err(SendError::Full));
+    let report = ch.close();
+    let q = &report.queues[0];
+    assert_eq!((q.sent, q.received, q.in_flight), (2, 0, 2), "{report}");
+}
+
+#[test]
 fn misusing_a_queue_from_the_kernel_gives_errno_and_never_traps() {
     let Some(m) = module() else { return };
     let file = tempfile::tempfile().unwrap();

@@ -459,11 +459,14 @@ pub mod queue_direction {
 /// written) was scribbled: the host reports a protocol violation and stops reading
 /// that ring.
 ///
-/// **To the device** (`gpuio_recv`): one ring. Cell `p % cells` is free for position
-/// `p` when its `ready == p` and holds the message for `p` when `ready == p + 1`
+/// **To the device** (`gpuio_recv`): one ring of two cells at least (with one, "free
+/// for `p + 1`" and "holds `p`" would be the same `ready`). Cell `p % cells` is free
+/// for position `p` when its `ready == p` and holds the message for `p` when
+/// `ready == p + 1`
 /// (release by the host, which writes the bytes first; then it releases
 /// `QueueControl::head = p + 1`). Readers do not poll the host each: one at a time
-/// (`QueueRing::polling`) reads `closed`, then `head` (acquire), and leaves them in
+/// (`QueueRing::polling`, taken by a compare-and-swap and then an acquire of
+/// that word) reads `closed`, then `head` (acquire), and leaves them in
 /// `QueueRing::cached_head` / `seen`; the others wait on that device-local copy. A
 /// reader claims a position `h < cached_head` by compare-and-swap on the ring's
 /// device-local `tail` (`h → h + 1`), acquires `ready == h + 1`, copies the message

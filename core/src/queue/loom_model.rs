@@ -33,20 +33,11 @@ use loom::sync::atomic::{AtomicU32, AtomicU64};
 use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::receiver::{publish_head, take, Cells, Word};
+use super::receiver::{publish_head, take, Cells};
 use crate::memory::MemoryError;
 
 /// Longest message of the model (bytes).
 const MAX: usize = 3;
-
-impl Word for AtomicU64 {
-    fn load(&self, order: Ordering) -> u64 {
-        AtomicU64::load(self, order)
-    }
-    fn store(&self, value: u64, order: Ordering) {
-        AtomicU64::store(self, value, order)
-    }
-}
 
 /// One ring of a queue to the host: its cells and the host's `head` (shared), and the
 /// device-local `QueueRing` words.
@@ -118,15 +109,26 @@ impl Ring {
         (pos % u64::from(self.cells)) as usize
     }
 
-    /// `gpuio_impl_queue_refresh`, less `closing` and `polled_at`: one sender at a time
-    /// (`gpuio_cas_32`: CUDA's `atomicCAS`, no ordering) acquires the host's `head` and
-    /// releases it into `cached_head` if it is newer.
-    fn refresh(&self) {
+    /// `gpuio_impl_queue_lock_poll`: the poll lock taken by a compare-and-swap that
+    /// orders nothing (`gpuio_cas_32`: CUDA's `atomicCAS`), then the word it wrote read
+    /// again with acquire (it continues the last poller's release sequence).
+    fn lock_poll(&self) -> bool {
         if self
             .polling
             .compare_exchange(0, 1, Ordering::Relaxed, Ordering::Relaxed)
             .is_err()
         {
+            return false;
+        }
+        self.polling.load(Ordering::Acquire);
+        true
+    }
+
+    /// `gpuio_impl_queue_refresh`, less `closing` and `polled_at`: one sender at a time
+    /// ([`Ring::lock_poll`]) acquires the host's `head` and
+    /// releases it into `cached_head` if it is newer.
+    fn refresh(&self) {
+        if !self.lock_poll() {
             return;
         }
         let fresh = self.head.load(Ordering::Acquire);

@@ -23,6 +23,8 @@
 mod log;
 #[cfg(all(test, loom))]
 mod loom_model;
+#[cfg(all(test, loom))]
+mod loom_model_down;
 mod poller;
 mod receiver;
 mod sender;
@@ -74,7 +76,8 @@ pub struct QueueConfig {
     /// Longest message, in bytes. Each message takes one cell of `16 +
     /// max_message` bytes rounded up to 16.
     pub max_message: u32,
-    /// Messages each ring holds (rounded up to a power of two).
+    /// Messages each ring holds (rounded up to a power of two; at least 2 on a
+    /// queue to the device).
     pub capacity: u32,
     /// Rings (to the host): a sending warp uses ring `warp % rings`, so warps on
     /// different rings never contend. A queue to the device has one ring.
@@ -206,7 +209,14 @@ impl QueueShared {
                 config.rings
             )));
         }
-        let cells = config.capacity.next_power_of_two();
+        // To the device a cell's `ready` says both "full for p" (p + 1) and "free for
+        // p + cells" (p + cells): with one cell the two are the same word, and the
+        // Sender took its own unread message for a freed cell and overwrote it
+        // (loom_model_down.rs). Two cells at least.
+        let cells = match direction {
+            Direction::ToHost => config.capacity.next_power_of_two(),
+            Direction::ToDevice => config.capacity.next_power_of_two().max(2),
+        };
         let cell_size = (HEADER as u32 + config.max_message).next_multiple_of(16);
         let ring_bytes = cells as usize * cell_size as usize;
         let cells_len = ring_bytes

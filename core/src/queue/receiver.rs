@@ -341,6 +341,16 @@ impl Word for AtomicU64 {
     }
 }
 
+#[cfg(all(test, loom))]
+impl Word for loom::sync::atomic::AtomicU64 {
+    fn load(&self, order: Ordering) -> u64 {
+        loom::sync::atomic::AtomicU64::load(self, order)
+    }
+    fn store(&self, value: u64, order: Ordering) {
+        loom::sync::atomic::AtomicU64::store(self, value, order)
+    }
+}
+
 /// The words of a queue to the host that [`take`] and [`publish_head`] read and write:
 /// the queue's shared memory ([`QueueShared`]), or a loom model's own atomics and
 /// cells, so that the model runs the very code a [`Receiver`] runs.

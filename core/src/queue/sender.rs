@@ -1,14 +1,15 @@
 //! The host's end of a queue to the device: publishes messages for `gpuio_recv`.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::poller::{self, WaitFor};
-use super::receiver::Backoff;
+use super::receiver::{Backoff, Word};
 use super::QueueShared;
+use crate::memory::MemoryError;
 
 /// Why [`Sender`] did not send a message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -96,61 +97,7 @@ impl Sender {
         if let Some(v) = self.q.violation() {
             return Err(SendError::Protocol(v));
         }
-        let q = &*self.q;
-        let t = q.tail.load(Ordering::Relaxed);
-        let ready = q
-            .ready(0, t)
-            .map_err(|e| SendError::Protocol(format!("reading the ring: {e}")))?;
-        if t >= self.free_upto {
-            self.free_upto = Self::look_ahead(q, t, ready)?;
-        }
-        Self::publish(q, t, ready, msg)
-    }
-
-    /// Whether the cell for position `t` (whose `ready` word is `ready`) is free; if
-    /// it is, the next cells are checked too (up to [`LOOK_AHEAD`]) and
-    /// the first position after the free ones found in a row is returned.
-    fn look_ahead(q: &QueueShared, t: u64, ready: &AtomicU64) -> Result<u64, SendError> {
-        let cells = u64::from(q.cells);
-        // Acquire: the kernel copied the message out before it freed the cell.
-        let v = ready.load(Ordering::Acquire);
-        if v != t {
-            if t >= cells && v == t + 1 - cells {
-                return Err(SendError::Full);
-            }
-            let what = format!(
-                "queue {:?}: the cell for message {t} says {v} (expected {t} once the kernel \
-                 freed it, {} while it still holds message {})",
-                q.name,
-                (t + 1).saturating_sub(cells),
-                t.saturating_sub(cells)
-            );
-            q.note_violation(what.clone());
-            return Err(SendError::Protocol(what));
-        }
-        let mut upto = t + 1;
-        let end = t + LOOK_AHEAD.min(cells);
-        while upto < end {
-            match q.ready(0, upto) {
-                Ok(w) if w.load(Ordering::Acquire) == upto => upto += 1,
-                _ => break,
-            }
-        }
-        Ok(upto)
-    }
-
-    /// Writes `msg` into the free cell for position `t` and publishes it.
-    fn publish(q: &QueueShared, t: u64, ready: &AtomicU64, msg: &[u8]) -> Result<(), SendError> {
-        q.write_message(0, t, msg)
-            .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?;
-        ready.store(t + 1, Ordering::Release);
-        q.tail.store(t + 1, Ordering::Release);
-        // The published count, which one reading kernel thread polls for all of
-        // them (abi::QueueControl::head).
-        q.head_word(0)
-            .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?
-            .store(t + 1, Ordering::Release);
-        Ok(())
+        send_next(&*self.q, &mut self.free_upto, msg)
     }
 
     /// Publishes `msg`, waiting at most the queue's timeout for a free cell.
@@ -186,12 +133,7 @@ impl Sender {
             return;
         }
         self.closed = true;
-        match self.q.closed_word() {
-            Ok(w) => w.store(1, Ordering::Release),
-            Err(e) => self
-                .q
-                .note_violation(format!("cannot mark the queue closed: {e}")),
-        }
+        close(&*self.q);
     }
 
     fn has_space(q: &QueueShared) -> bool {
@@ -244,5 +186,150 @@ impl futures_sink::Sink<Vec<u8>> for Sender {
     fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Result<(), SendError>> {
         self.get_mut().close();
         Poll::Ready(Ok(()))
+    }
+}
+
+/// The words of a queue to the device that its [`Sender`] reads and writes: the
+/// queue's shared memory ([`QueueShared`]), or a loom model's own words
+/// (`loom_model_down.rs`), so that the model runs the sender's own code.
+pub(crate) trait Outbox {
+    type Word: Word;
+    type Flag: Flag;
+    /// Cells in the ring.
+    fn cells(&self) -> u32;
+    /// The queue's name, for reports.
+    fn name(&self) -> &str;
+    /// Position `pos`'s `CellHeader::ready`.
+    fn ready(&self, pos: u64) -> Result<&Self::Word, MemoryError>;
+    /// Writes `msg` into position `pos`'s cell (`len`, `count` and the bytes).
+    fn write_message(&self, pos: u64, msg: &[u8]) -> Result<(), MemoryError>;
+    /// `QueueControl::head`: messages published.
+    fn head_word(&self) -> Result<&Self::Word, MemoryError>;
+    /// `QueueControl::closed`.
+    fn closed_word(&self) -> Result<&Self::Flag, MemoryError>;
+    /// The sender's next position, which is also how many messages it published
+    /// (host-private).
+    fn sent_word(&self) -> &Self::Word;
+    fn note_violation(&self, what: String);
+}
+
+/// A 32-bit flag the host stores atomically (`closed`).
+pub(crate) trait Flag {
+    fn store(&self, value: u32, order: Ordering);
+}
+
+impl Flag for AtomicU32 {
+    fn store(&self, value: u32, order: Ordering) {
+        AtomicU32::store(self, value, order)
+    }
+}
+
+impl Outbox for QueueShared {
+    type Word = AtomicU64;
+    type Flag = AtomicU32;
+    fn cells(&self) -> u32 {
+        self.cells
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn ready(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        QueueShared::ready(self, 0, pos)
+    }
+    fn write_message(&self, pos: u64, msg: &[u8]) -> Result<(), MemoryError> {
+        QueueShared::write_message(self, 0, pos, msg)
+    }
+    fn head_word(&self) -> Result<&AtomicU64, MemoryError> {
+        QueueShared::head_word(self, 0)
+    }
+    fn closed_word(&self) -> Result<&AtomicU32, MemoryError> {
+        QueueShared::closed_word(self)
+    }
+    fn sent_word(&self) -> &AtomicU64 {
+        &self.tail
+    }
+    fn note_violation(&self, what: String) {
+        QueueShared::note_violation(self, what)
+    }
+}
+
+/// Publishes `msg` at the sender's next position if its cell is free now: `Full` if
+/// the kernel has not freed it yet. Cells below `*free_upto` were seen free by an
+/// earlier look-ahead; when the next position reaches it, the cell is looked at again
+/// and so are the ones after it ([`look_ahead`]).
+pub(crate) fn send_next<Q: Outbox + ?Sized>(
+    q: &Q,
+    free_upto: &mut u64,
+    msg: &[u8],
+) -> Result<(), SendError> {
+    let t = q.sent_word().load(Ordering::Relaxed);
+    let ready = q
+        .ready(t)
+        .map_err(|e| SendError::Protocol(format!("reading the ring: {e}")))?;
+    if t >= *free_upto {
+        *free_upto = look_ahead(q, t, ready)?;
+    }
+    publish(q, t, ready, msg)
+}
+
+/// Whether the cell for position `t` (whose `ready` word is `ready`) is free; if
+/// it is, the next cells are checked too (up to [`LOOK_AHEAD`]) and
+/// the first position after the free ones found in a row is returned.
+fn look_ahead<Q: Outbox + ?Sized>(q: &Q, t: u64, ready: &Q::Word) -> Result<u64, SendError> {
+    let cells = u64::from(q.cells());
+    // Acquire: the kernel copied the message out before it freed the cell.
+    let v = ready.load(Ordering::Acquire);
+    if v != t {
+        if t >= cells && v == t + 1 - cells {
+            return Err(SendError::Full);
+        }
+        let what = format!(
+            "queue {:?}: the cell for message {t} says {v} (expected {t} once the kernel \
+             freed it, {} while it still holds message {})",
+            q.name(),
+            (t + 1).saturating_sub(cells),
+            t.saturating_sub(cells)
+        );
+        q.note_violation(what.clone());
+        return Err(SendError::Protocol(what));
+    }
+    let mut upto = t + 1;
+    let end = t + LOOK_AHEAD.min(cells);
+    while upto < end {
+        // Acquire, as above: this sender writes these cells later without looking
+        // again.
+        match q.ready(upto) {
+            Ok(w) if w.load(Ordering::Acquire) == upto => upto += 1,
+            _ => break,
+        }
+    }
+    Ok(upto)
+}
+
+/// Writes `msg` into the free cell for position `t` and publishes it.
+fn publish<Q: Outbox + ?Sized>(
+    q: &Q,
+    t: u64,
+    ready: &Q::Word,
+    msg: &[u8],
+) -> Result<(), SendError> {
+    q.write_message(t, msg)
+        .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?;
+    ready.store(t + 1, Ordering::Release);
+    q.sent_word().store(t + 1, Ordering::Release);
+    // The published count, which one reading kernel thread polls for all of
+    // them (abi::QueueControl::head).
+    q.head_word()
+        .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?
+        .store(t + 1, Ordering::Release);
+    Ok(())
+}
+
+/// Ends the stream (`closed`, released after the last `head`): the kernel's
+/// `gpuio_recv` returns 0 once it took every message.
+pub(crate) fn close<Q: Outbox + ?Sized>(q: &Q) {
+    match q.closed_word() {
+        Ok(w) => w.store(1, Ordering::Release),
+        Err(e) => q.note_violation(format!("cannot mark the queue closed: {e}")),
     }
 }

@@ -60,13 +60,29 @@ GPUIO_FN gpuio_cell_header *gpuio_impl_cell(const gpuio_queue *q, gpuio_u32 ring
  * polled at once. */
 #define GPUIO_QUEUE_POLL_NS 20000u
 
+/* Takes ring `rs`'s poll lock (`polling`): whether this thread polls for all. The
+ * compare-and-swap orders nothing (CUDA's atomicCAS is relaxed), so the word it just
+ * wrote is read again with acquire: that store continues the release sequence of the
+ * last poller's release of `polling`, so everything that poller did happens before
+ * this poll. Without it two polls are unordered: a later poll may read the host's
+ * words and `cached_head` older than the last one stored, and store a `cached_head`
+ * below it (it then goes backwards: a reader of a queue to the device that acquired
+ * `seen` CLOSED from the last poll read the smaller one, took the queue for ended
+ * and left a message behind; loom model core/src/queue/loom_model_down.rs). One
+ * load of device memory per poll, before its reads across PCIe. */
+GPUIO_FN bool gpuio_impl_queue_lock_poll(gpuio_queue_ring *rs) {
+  if (gpuio_cas_32(&rs->polling, 0u, 1u) != 0u) return false;
+  (void)gpuio_ld_acquire_32(&rs->polling);
+  return true;
+}
+
 /* One sender at a time reads the host's words for ring `rs` (to the host) for all the
  * others, who read the device-local copies instead of each crossing PCIe: the host's
  * head (acquire: the host copied those cells out before releasing it) into
  * `cached_head` (release), `closing` into `seen`, and when into `polled_at`. */
 GPUIO_FN void gpuio_impl_queue_refresh(const gpuio_channel *ch, const gpuio_queue_control *ctl,
                                        gpuio_queue_ring *rs, gpuio_u64 now) {
-  if (gpuio_cas_32(&rs->polling, 0u, 1u) != 0u) return;
+  if (!gpuio_impl_queue_lock_poll(rs)) return;
   const gpuio_u64 fresh = gpuio_ld_acquire_64(&ctl->head);
   if (fresh > gpuio_ld_relaxed_64(&rs->cached_head)) gpuio_st_release_64(&rs->cached_head, fresh);
   if (gpuio_impl_closing(ch)) gpuio_st_release_32(&rs->seen, GPUIO_QUEUE_SEEN_SHUTDOWN);
@@ -255,7 +271,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const 
  * it, before the queue is taken for ended. Returns whether this reader polled (false:
  * another one was polling). */
 GPUIO_FN bool gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *q, gpuio_queue_ring *rs) {
-  if (gpuio_cas_32(&rs->polling, 0u, 1u) != 0u) return false;
+  if (!gpuio_impl_queue_lock_poll(rs)) return false;
   const gpuio_queue_control *ctl = gpuio_ptr<const gpuio_queue_control>(q->control);
   const bool maybe_closed = gpuio_ld_relaxed_32(&ctl->closed) != 0u;
   const bool closing = gpuio_impl_closing(ch);
