@@ -391,6 +391,9 @@ impl Queue {
                 // SAFETY: `ready == h + 1` was acquired: the host wrote the header
                 // before; loom checks that it does not rewrite it meanwhile.
                 let (len, _count) = self.header[i].with(|p| unsafe { *p });
+                if self.tail.load(Ordering::Relaxed) != h {
+                    continue; // taken meanwhile: the length may be the next lap's
+                }
                 if len as usize > MAX {
                     return Got::Proto;
                 }

@@ -322,7 +322,16 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
         gpuio_pause();
         continue;
       }
-      const gpuio_u32 len = c->len;
+      /* Looked at before it is claimed (a message longer than cap stays queued), so
+       * another reader may claim h meanwhile, free the cell, and the host write the
+       * next lap's message into it: a length is believed only if the tail, read
+       * after it (the acquire keeps the order), still says h is unclaimed; else a
+       * reader could answer -EMSGSIZE for a message not its own. The cell changes
+       * only after its claim and a round trip across PCIe (the free, then the host's
+       * write), so a length read before the tail still said h is h's. After a
+       * successful claim below it is h's for certain. */
+      const gpuio_u32 len = gpuio_ld_acquire_32(&c->len);
+      if (gpuio_ld_relaxed_64(&rs->tail) != h) continue; /* taken meanwhile */
       if (len > q->max_message) return -GPUIO_EPROTO;
       if (len > cap) return -GPUIO_EMSGSIZE;
       if (gpuio_cas_64(&rs->tail, h, h + 1u) != h) continue; /* another reader took it */
