@@ -37,10 +37,13 @@
 //!   host has answered, so a late answer never lands in someone else's request and
 //!   the staging chunk is never reused early. A port pending for longer than a
 //!   quarter of the call timeout (a deferred read of an empty pipe) is passed over.
-//! * **Server threads** (1 by default) split the ports: thread `k` of `n` serves
-//!   ports `k, k + n, …`, scanning them round-robin (every pending port answered
-//!   once per round), and backs off to sleeps of at most `idle_sleep_max` when a
-//!   round finds nothing. Syscalls are made on raw pointers into staging memory
+//! * **Server threads by load** (at most `server_threads`: 1 by default, or
+//!   `GPUIO_MAILBOX_THREADS`): thread 0 always serves; the others sleep until a
+//!   round answers several requests, then one more is woken, and a woken thread
+//!   that finds nothing for a while sleeps again (`server`'s doc). Every thread
+//!   scans every port round-robin (every pending port answered once per round) and
+//!   answers a port only after claiming it; an idle round backs off to sleeps of at
+//!   most `idle_sleep_max`. Syscalls are made on raw pointers into staging memory
 //!   (`crate::sys`), never through Rust references to bytes a device may write.
 //! * **Counters**: `submitted` counts every request a server took, `completed` those
 //!   answered `>= 0`, `failed` those answered `-errno`, refused ones included; a
@@ -58,7 +61,7 @@
 
 mod server;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -70,7 +73,7 @@ use gpuio_core::transport::{
     TransportReport,
 };
 
-use server::{Control, CounterCells, PortView, Ports, ServerConfig, Shared, Staging};
+use server::{Control, CounterCells, Helpers, PortView, Ports, ServerConfig, Shared, Staging};
 
 /// Device-local `u32`s per entry of the lock area: [`gpuio_core::abi::MB_LOCK_WORDS`]
 /// (defined there once; the header's `GPUIO_MB_LOCK_WORDS` is asserted against it at
@@ -85,17 +88,29 @@ pub struct MailboxBuilder {
     server_threads: u32,
     idle_sleep_max: Duration,
     close_grace: Duration,
+    /// The most server threads awake at once, over every channel built (tests).
+    peak_threads: Arc<AtomicU32>,
 }
 
+/// The environment variable that sets the most server threads a mailbox channel may
+/// wake ([`MailboxBuilder::server_threads`]).
+pub const THREADS_ENV: &str = "GPUIO_MAILBOX_THREADS";
+
 impl Default for MailboxBuilder {
-    /// 256 ports at most, one server thread, idle sleeps up to 1 ms, 20 ms of grace
-    /// at close.
+    /// 256 ports at most; at most one server thread, or `GPUIO_MAILBOX_THREADS`
+    /// (1 to 64); idle sleeps up to 1 ms, 20 ms of grace at close.
     fn default() -> Self {
+        let server_threads = std::env::var(THREADS_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|n| (1..=64).contains(n))
+            .unwrap_or(1);
         Self {
             max_ports: 256,
-            server_threads: 1,
+            server_threads,
             idle_sleep_max: Duration::from_millis(1),
             close_grace: Duration::from_millis(20),
+            peak_threads: Arc::new(AtomicU32::new(0)),
         }
     }
 }
@@ -111,7 +126,8 @@ impl MailboxBuilder {
         self
     }
 
-    /// Host threads serving the ports (each gets every n-th port).
+    /// The most host threads serving the ports: the first always, the others while
+    /// the load keeps them busy.
     pub fn server_threads(mut self, n: u32) -> Self {
         self.server_threads = n;
         self
@@ -134,6 +150,13 @@ impl MailboxBuilder {
     /// The port count a channel with `slots` request slots gets.
     pub fn port_count(&self, slots: u32) -> u32 {
         self.max_ports.min(slots)
+    }
+
+    /// The most server threads that were awake at once in any channel this builder
+    /// (or a clone of it) built.
+    #[cfg(test)]
+    fn peak_threads(&self) -> u32 {
+        self.peak_threads.load(Ordering::Relaxed)
     }
 }
 
@@ -169,8 +192,11 @@ impl TransportBuilder for MailboxBuilder {
             ..Default::default()
         };
         let staging_len = ctx.desc.staging_len.min(ctx.staging.len as u64);
+        let threads = self.server_threads.min(port_count);
         let shared = Arc::new(Shared {
             ports: Ports::new(ports_mem, port_count)?,
+            claims: (0..port_count).map(|_| AtomicBool::new(false)).collect(),
+            helpers: Helpers::new(threads, self.peak_threads.clone()),
             endpoints: ctx.endpoints.to_vec(),
             staging: Staging {
                 host: ctx.staging.host_ptr,
@@ -180,7 +206,6 @@ impl TransportBuilder for MailboxBuilder {
             control: Control::default(),
             _keep: ctx.keepalive(),
         });
-        let threads = self.server_threads.min(port_count);
         let mut transport = MailboxTransport {
             shared: shared.clone(),
             descriptor: ctx.descriptor.clone(),
@@ -190,20 +215,27 @@ impl TransportBuilder for MailboxBuilder {
             stop_margin: self.idle_sleep_max + Duration::from_millis(2),
             closed: false,
         };
-        for first in 0..threads {
+        for index in 0..threads {
             let cfg = ServerConfig {
-                first,
-                stride: threads,
+                index,
+                threads,
                 idle_max: self.idle_sleep_max,
                 close_grace: self.close_grace,
             };
             let shared = shared.clone();
             let handle = std::thread::Builder::new()
-                .name(format!("gpuio-mailbox-{first}"))
+                .name(format!("gpuio-mailbox-{index}"))
                 .spawn(move || server::run(shared, cfg))
                 .map_err(|e| TransportError::os("spawn (mailbox server thread)", e))?;
             transport.threads.push(handle);
         }
+        shared.helpers.set_threads(
+            transport
+                .threads
+                .iter()
+                .map(|t| t.thread().clone())
+                .collect(),
+        );
         tracing::debug!(port_count, threads, "mailbox transport built");
         Ok(Box::new(transport))
     }
@@ -252,8 +284,16 @@ impl Transport for MailboxTransport {
             .unwrap_or(deadline)
             .max(Instant::now());
         let _ = self.shared.control.drain_until.set(serve_until);
+        // Sleeping server threads see the drain at once and stop after their grace.
+        self.shared.helpers.wake_all();
         self.wait_for_threads(deadline);
         self.shared.control.stop.store(true, Ordering::Release);
+        self.shared.helpers.wake_all();
+        tracing::debug!(
+            peak = self.shared.helpers.peak(),
+            of = self.threads.len(),
+            "mailbox server threads awake at once, at most"
+        );
         for (k, t) in std::mem::take(&mut self.threads).into_iter().enumerate() {
             if !t.is_finished() {
                 problems.push(format!(
@@ -292,6 +332,7 @@ impl Drop for MailboxTransport {
         // Without a close: stop at once. Threads still running end after their current
         // request; they hold everything they touch.
         self.shared.control.stop.store(true, Ordering::Release);
+        self.shared.helpers.wake_all();
         for t in std::mem::take(&mut self.threads) {
             if t.is_finished() && t.join().is_err() {
                 tracing::error!("mailbox server thread panicked");

@@ -5,9 +5,15 @@
 //! rulebook makes every stream op on a socket one of those), so a send to a closed
 //! peer answers `-EPIPE` and never raises `SIGPIPE` in the host.
 //!
-//! Each server thread owns the ports `first, first + stride, …` and scans them
-//! round-robin: every pending port is answered once per round, so no port starves
-//! another. A round that finds nothing backs off ([`Backoff`]) to almost no CPU.
+//! Server threads by load: thread 0 always serves; threads 1, 2, … sleep (parked)
+//! until a thread's round answers [`WAKE_AT`] requests or more, then the next
+//! sleeping one is woken, and a woken thread that answers nothing for
+//! [`PARK_AFTER`] sleeps again. So a quiet channel costs one backing-off thread,
+//! and a busy one gets as many as it keeps busy. Every thread scans every port
+//! round-robin, each from its own start, and serves a pending port only after
+//! claiming it ([`Shared::claims`]): one thread per request, and every pending
+//! port is answered once per round, so no port starves another. A round that finds
+//! nothing backs off ([`Backoff`]) to almost no CPU.
 //! A stream read or write whose endpoint is not ready (`poll`) stays pending and is
 //! looked at again next round, so one read of an empty pipe never stops the thread
 //! and the ports it serves; its caller's deadline bounds its wait, and close reports
@@ -202,10 +208,80 @@ pub(crate) struct Control {
     pub(crate) stop: AtomicBool,
 }
 
+/// A round that answers this many requests or more wakes one more sleeping server
+/// thread.
+pub(crate) const WAKE_AT: u32 = 4;
+
+/// A woken server thread that answers nothing for this long goes back to sleep.
+pub(crate) const PARK_AFTER: Duration = Duration::from_millis(2);
+
+/// The server threads beyond the first, and which of them are awake.
+#[derive(Debug, Default)]
+pub(crate) struct Helpers {
+    /// Per server thread (index 0 is always awake): whether it serves now.
+    awake: Box<[AtomicBool]>,
+    /// The threads, once spawned, to wake them.
+    threads: OnceLock<Vec<std::thread::Thread>>,
+    /// The most threads that were awake at once (shared with the builder's tests).
+    peak: Arc<AtomicU32>,
+}
+
+impl Helpers {
+    pub(crate) fn new(threads: u32, peak: Arc<AtomicU32>) -> Self {
+        let awake: Box<[AtomicBool]> = (0..threads).map(|k| AtomicBool::new(k == 0)).collect();
+        peak.fetch_max(1, Ordering::Relaxed);
+        Self {
+            awake,
+            threads: OnceLock::new(),
+            peak,
+        }
+    }
+
+    /// Hands over the spawned threads (index order), so that they can be woken.
+    pub(crate) fn set_threads(&self, threads: Vec<std::thread::Thread>) {
+        let _ = self.threads.set(threads);
+    }
+
+    /// Wakes the first sleeping thread, if any.
+    fn wake_one(&self) {
+        for (k, awake) in self.awake.iter().enumerate().skip(1) {
+            if !awake.swap(true, Ordering::AcqRel) {
+                let now = self
+                    .awake
+                    .iter()
+                    .filter(|a| a.load(Ordering::Relaxed))
+                    .count();
+                self.peak.fetch_max(now as u32, Ordering::Relaxed);
+                if let Some(t) = self.threads.get().and_then(|t| t.get(k)) {
+                    t.unpark();
+                }
+                tracing::trace!(thread = k, "mailbox server woken by load");
+                return;
+            }
+        }
+    }
+
+    /// Wakes every thread (closing, or stopping).
+    pub(crate) fn wake_all(&self) {
+        for t in self.threads.get().into_iter().flatten() {
+            t.unpark();
+        }
+    }
+
+    /// The most server threads that were awake at once.
+    pub(crate) fn peak(&self) -> u32 {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
 /// Everything the server threads share. Holds the channel's memory and endpoints
 /// alive, so a thread that outlives `close` (stuck in a syscall) stays sound.
 pub(crate) struct Shared {
     pub(crate) ports: Ports,
+    /// Per port: a server thread is answering it (host-side; taken with a swap before
+    /// a thread looks at the request, so that one thread alone writes the answer).
+    pub(crate) claims: Box<[AtomicBool]>,
+    pub(crate) helpers: Helpers,
     pub(crate) endpoints: Vec<Arc<Endpoint>>,
     pub(crate) staging: Staging,
     pub(crate) counters: CounterCells,
@@ -216,9 +292,11 @@ pub(crate) struct Shared {
 /// How one server thread behaves.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ServerConfig {
-    /// First port this thread serves; it serves every `stride`-th port from there.
-    pub(crate) first: u32,
-    pub(crate) stride: u32,
+    /// Which thread: 0 always serves, the others when the load wakes them.
+    pub(crate) index: u32,
+    /// How many there are: thread `index` starts its rounds at port
+    /// `index * ports / threads`.
+    pub(crate) threads: u32,
     /// Longest idle sleep.
     pub(crate) idle_max: Duration,
     /// How long a closing server must see no request before it stops.
@@ -227,17 +305,27 @@ pub(crate) struct ServerConfig {
 
 /// One server thread's loop.
 pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
-    let span = tracing::debug_span!("mailbox.server", first = cfg.first, stride = cfg.stride);
+    let span = tracing::debug_span!("mailbox.server", index = cfg.index);
     let _enter = span.enter();
-    let mut backoff = Backoff::new(cfg.idle_max);
+    let mut backoff = Backoff::parking(cfg.idle_max);
     let mut quiet_since: Option<Instant> = None;
+    let mut served_at = Instant::now();
+    let awake = &shared.helpers.awake[cfg.index as usize];
     loop {
         if shared.control.stop.load(Ordering::Acquire) {
             break;
         }
+        let draining = shared.control.drain_until.get().copied();
+        if cfg.index > 0 && draining.is_none() && !awake.load(Ordering::Acquire) {
+            // Asleep until the load (or a close) wakes it; the timeout only bounds
+            // a missed wake-up.
+            std::thread::park_timeout(Duration::from_millis(50));
+            served_at = Instant::now();
+            continue;
+        }
         let served = serve_round(&shared, cfg);
-        if let Some(&deadline) = shared.control.drain_until.get() {
-            let now = Instant::now();
+        let now = Instant::now();
+        if let Some(deadline) = draining {
             if now >= deadline {
                 break;
             }
@@ -247,8 +335,15 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
                 break;
             }
         }
+        if served >= WAKE_AT {
+            shared.helpers.wake_one();
+        }
         if served > 0 {
+            served_at = now;
             backoff.reset();
+        } else if cfg.index > 0 && now.duration_since(served_at) >= PARK_AFTER {
+            awake.store(false, Ordering::Release);
+            tracing::trace!(thread = cfg.index, "mailbox server idle: asleep again");
         } else {
             backoff.idle();
         }
@@ -256,20 +351,31 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
     tracing::debug!("mailbox server stopped");
 }
 
-/// Answers every pending port of this thread once. Returns how many it answered.
+/// Answers every pending port once, from this thread's start on, each only after
+/// claiming it. Returns how many it answered.
 fn serve_round(shared: &Shared, cfg: ServerConfig) -> u32 {
+    let count = shared.ports.count();
+    let start = (u64::from(cfg.index) * u64::from(count) / u64::from(cfg.threads.max(1))) as u32;
     let mut served = 0;
-    let mut i = cfg.first;
-    while i < shared.ports.count() {
+    for k in 0..count {
+        let i = (start + k) % count;
+        if !shared.ports.is_pending(i) {
+            continue;
+        }
+        let claim = &shared.claims[i as usize];
+        if claim.swap(true, Ordering::Acquire) {
+            continue; // another thread answers it
+        }
         if serve_port(shared, i) {
             served += 1;
         }
-        i = i.saturating_add(cfg.stride);
+        claim.store(false, Ordering::Release);
     }
     served
 }
 
-/// Answers port `i` if it holds a request.
+/// Answers port `i` if it holds a request. The caller holds the port's claim (or is
+/// the only server).
 pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
     answer(&shared.ports, i, |raw| {
         let checked = validate(shared, raw);

@@ -280,6 +280,53 @@ fn several_server_threads_answer_every_port() {
 }
 
 #[test]
+fn a_quiet_channel_keeps_one_server_thread_and_a_busy_one_wakes_more() {
+    let nop = || req(abi::op::NOP, 0, 0, 0, 0);
+    // One request at a time: never more than one answered per round.
+    let quiet = MailboxBuilder::new().server_threads(4);
+    let ch = open(&quiet, Vec::new(), 64);
+    let dev = FakeDevice::new(&ch);
+    for n in 0..200u32 {
+        assert_eq!(dev.call(n % 64, nop()), 0);
+    }
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(
+        quiet.peak_threads(),
+        1,
+        "a quiet channel woke a second thread"
+    );
+
+    // Every port kept busy by four device threads of 16 ports each.
+    let busy = MailboxBuilder::new().server_threads(4);
+    let ch = open(&busy, Vec::new(), 64);
+    let dev = FakeDevice::new(&ch);
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let dev = &dev;
+            s.spawn(move || {
+                for _ in 0..300 {
+                    for i in 16 * t..16 * t + 16 {
+                        dev.send(i, nop());
+                    }
+                    for i in 16 * t..16 * t + 16 {
+                        assert_eq!(dev.wait(i, Duration::from_secs(10)), Some(0), "port {i}");
+                    }
+                }
+            });
+        }
+    });
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 4 * 300 * 16);
+    assert_eq!(report.counters.completed, 4 * 300 * 16);
+    assert!(
+        busy.peak_threads() > 1,
+        "a busy channel was served by one thread only"
+    );
+}
+
+#[test]
 fn port_count_is_capped_by_the_slots_and_by_max_ports() {
     let b = MailboxBuilder::new();
     assert_eq!(b.port_count(64), 64);
