@@ -726,7 +726,18 @@ pub(crate) mod tests {
         // SAFETY: the test is the only producer; the read lands in the fixed buffer,
         // which outlives the ring.
         unsafe { ring.push(&read) }.unwrap();
-        std::thread::sleep(Duration::from_millis(50));
+        // The kernel must have taken the read before it is cancelled: on a busy host
+        // SQPOLL may not have looked yet (or sleeps), and a cancel before that finds
+        // nothing, after which the read waits for ever.
+        let taken_by = Instant::now() + Duration::from_secs(5);
+        while ring.sq_pending() > 0 {
+            assert!(Instant::now() < taken_by, "SQPOLL never took the read");
+            if ring.needs_wakeup() {
+                ring.wake().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
         assert!(
             ring.peek_completions().is_empty(),
             "the read waits for data"
