@@ -665,24 +665,37 @@ fn round_trip(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Fig
     let ch = open(cfg)?;
     let mut tx = ch.sender(down).map_err(|e| e.to_string())?;
     let mut rx = ch.receiver(up).map_err(|e| e.to_string())?;
-    let run = device
-        .launch(
-            "queue_echo",
-            1,
-            1,
-            &ch,
-            &[u64::from(down), u64::from(up), 0, 0],
-        )
-        .map_err(|e| format!("launch queue_echo: {e}"))?;
-    let times = timed_rounds("queue round trip", rounds, &mut rx, |i| {
-        tx.send(&i.to_le_bytes()).map_err(|e| e.to_string())
+    // The host's rounds run on a thread started before the launch (a profiler may
+    // hold the launch until the kernel ends, and this kernel waits for the host).
+    let (times, p) = std::thread::scope(|s| {
+        let host = s.spawn(|| {
+            let times = timed_rounds("queue round trip", rounds, &mut rx, |i| {
+                tx.send(&i.to_le_bytes()).map_err(|e| e.to_string())
+            });
+            tx.close(); // the echo kernel ends with the stream
+            times
+        });
+        let p = device
+            .launch(
+                "queue_echo",
+                1,
+                1,
+                &ch,
+                &[u64::from(down), u64::from(up), 0, 0],
+            )
+            .map_err(|e| format!("launch queue_echo: {e}"))
+            .and_then(|run| {
+                run.join(KERNEL_TIMEOUT)
+                    .map_err(|e| format!("queue_echo: {e}"))
+            });
+        let times = host
+            .join()
+            .map_err(|_| "the round-trip thread panicked".to_string());
+        (times, p)
     });
-    tx.close(); // the echo kernel ends with the stream
-    let p = run
-        .join(KERNEL_TIMEOUT)
-        .map_err(|e| format!("queue_echo: {e}"))?;
+    let p = p?;
     let _ = ch.close();
-    let times = times?;
+    let times = times??;
     fail_check(&p, 2, "queue_echo")?;
     let floor = pingpong_us(device, rounds.min(10_000)).ok();
     Ok(Figure::new(
@@ -718,29 +731,45 @@ fn wake_to_seen(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<F
     let wake = mem
         .atomic_u64(0)
         .map_err(|e| format!("the wake word: {e}"))?;
-    let run = device
-        .launch(
-            "queue_wake_send",
-            1,
-            1,
-            &ch,
-            &[u64::from(up), mem.region().device_addr, rounds + 1, 0, 0],
-        )
-        .map_err(|e| format!("launch queue_wake_send: {e}"))?;
-    let times = timed_rounds("one message on an idle queue", rounds, &mut rx, |i| {
-        wake.store(i, Ordering::Release);
-        Ok(())
+    // The host's rounds run on a thread started before the launch (a profiler may
+    // hold the launch until the kernel ends, and this kernel waits for the host).
+    let (times, p) = std::thread::scope(|s| {
+        let host = s.spawn(|| {
+            timed_rounds("one message on an idle queue", rounds, &mut rx, |i| {
+                wake.store(i, Ordering::Release);
+                Ok(())
+            })
+        });
+        // After a failure the kernel gives up waiting for its next word within 1 s.
+        let p = device
+            .launch(
+                "queue_wake_send",
+                1,
+                1,
+                &ch,
+                &[u64::from(up), mem.region().device_addr, rounds + 1, 0, 0],
+            )
+            .map_err(|e| (false, format!("launch queue_wake_send: {e}")))
+            .and_then(|run| {
+                run.join(KERNEL_TIMEOUT)
+                    .map_err(|e| (true, format!("queue_wake_send: {e}")))
+            });
+        let times = host
+            .join()
+            .map_err(|_| "the wake thread panicked".to_string());
+        (times, p)
     });
-    // After a failure the kernel gives up waiting for its next word within 1 s.
-    let p = match run.join(KERNEL_TIMEOUT) {
+    let p = match p {
         Ok(p) => p,
-        Err(e) => {
-            std::mem::forget(mem); // a kernel that may still run keeps its word
-            return Err(format!("queue_wake_send: {e}"));
+        Err((launched, e)) => {
+            if launched {
+                std::mem::forget(mem); // a kernel that may still run keeps its word
+            }
+            return Err(e);
         }
     };
     let _ = ch.close();
-    let times = times?;
+    let times = times??;
     fail_check(&p, 3, "queue_wake_send")?;
     let floor = pingpong_us(device, rounds.min(10_000)).ok();
     Ok(Figure::new(
