@@ -646,6 +646,24 @@ fn timed_rounds(
     Ok(times)
 }
 
+/// Runs `host` on a thread of its own, started before `kernel` (which launches a
+/// kernel and waits for it): a profiler (ncu) may hold a launch until its kernel
+/// ends, and these kernels wait for the host. Both results; the host's is an error
+/// if its thread panicked.
+fn beside_the_host<H: Send, K>(
+    host: impl FnOnce() -> H + Send,
+    kernel: impl FnOnce() -> K,
+) -> (Result<H, String>, K) {
+    std::thread::scope(|s| {
+        let host = s.spawn(host);
+        let k = kernel();
+        let h = host
+            .join()
+            .map_err(|_| "the host's thread panicked".to_string());
+        (h, k)
+    })
+}
+
 /// The median of `times` (not empty), in microseconds.
 fn p50_us(mut times: Vec<Duration>) -> f64 {
     times.sort();
@@ -665,34 +683,28 @@ fn round_trip(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<Fig
     let ch = open(cfg)?;
     let mut tx = ch.sender(down).map_err(|e| e.to_string())?;
     let mut rx = ch.receiver(up).map_err(|e| e.to_string())?;
-    // The host's rounds run on a thread started before the launch (a profiler may
-    // hold the launch until the kernel ends, and this kernel waits for the host).
-    let (times, p) = std::thread::scope(|s| {
-        let host = s.spawn(|| {
+    let (times, p) = beside_the_host(
+        || {
             let times = timed_rounds("queue round trip", rounds, &mut rx, |i| {
                 tx.send(&i.to_le_bytes()).map_err(|e| e.to_string())
             });
             tx.close(); // the echo kernel ends with the stream
             times
-        });
-        let p = device
-            .launch(
-                "queue_echo",
-                1,
-                1,
-                &ch,
-                &[u64::from(down), u64::from(up), 0, 0],
-            )
-            .map_err(|e| format!("launch queue_echo: {e}"))
-            .and_then(|run| {
-                run.join(KERNEL_TIMEOUT)
-                    .map_err(|e| format!("queue_echo: {e}"))
-            });
-        let times = host
-            .join()
-            .map_err(|_| "the round-trip thread panicked".to_string());
-        (times, p)
-    });
+        },
+        || {
+            device
+                .launch(
+                    "queue_echo",
+                    1,
+                    1,
+                    &ch,
+                    &[u64::from(down), u64::from(up), 0, 0],
+                )
+                .map_err(|e| format!("launch queue_echo: {e}"))?
+                .join(KERNEL_TIMEOUT)
+                .map_err(|e| format!("queue_echo: {e}"))
+        },
+    );
     let p = p?;
     let _ = ch.close();
     let times = times??;
@@ -731,34 +743,28 @@ fn wake_to_seen(device: &dyn Device, open: &Opener<'_>, rounds: u64) -> Result<F
     let wake = mem
         .atomic_u64(0)
         .map_err(|e| format!("the wake word: {e}"))?;
-    // The host's rounds run on a thread started before the launch (a profiler may
-    // hold the launch until the kernel ends, and this kernel waits for the host).
-    let (times, p) = std::thread::scope(|s| {
-        let host = s.spawn(|| {
+    // After a failure the kernel gives up waiting for its next word within 1 s.
+    let (times, p) = beside_the_host(
+        || {
             timed_rounds("one message on an idle queue", rounds, &mut rx, |i| {
                 wake.store(i, Ordering::Release);
                 Ok(())
             })
-        });
-        // After a failure the kernel gives up waiting for its next word within 1 s.
-        let p = device
-            .launch(
-                "queue_wake_send",
-                1,
-                1,
-                &ch,
-                &[u64::from(up), mem.region().device_addr, rounds + 1, 0, 0],
-            )
-            .map_err(|e| (false, format!("launch queue_wake_send: {e}")))
-            .and_then(|run| {
-                run.join(KERNEL_TIMEOUT)
-                    .map_err(|e| (true, format!("queue_wake_send: {e}")))
-            });
-        let times = host
-            .join()
-            .map_err(|_| "the wake thread panicked".to_string());
-        (times, p)
-    });
+        },
+        || {
+            device
+                .launch(
+                    "queue_wake_send",
+                    1,
+                    1,
+                    &ch,
+                    &[u64::from(up), mem.region().device_addr, rounds + 1, 0, 0],
+                )
+                .map_err(|e| (false, format!("launch queue_wake_send: {e}")))?
+                .join(KERNEL_TIMEOUT)
+                .map_err(|e| (true, format!("queue_wake_send: {e}")))
+        },
+    );
     let p = match p {
         Ok(p) => p,
         Err((launched, e)) => {

@@ -407,8 +407,8 @@ GPUIO_UNROLL
  * device-local tail (a position below the cached head is published: the host
  * released `head` after the message), each lane copies its own message out of its
  * cell (gpuio_impl_queue_take) and frees the cell, and the lanes left over wait for
- * more. Only the lane polling for
- * all reads the host's words across PCIe; the others wait on device-local state. */
+ * more. Only the lane polling for all reads the host's words across PCIe; the others
+ * wait on device-local state. */
 GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g, char *buf,
                                                bool wait) {
   gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state);
