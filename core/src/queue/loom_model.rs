@@ -33,7 +33,7 @@ use loom::sync::atomic::{AtomicU32, AtomicU64};
 use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::receiver::{publish_head, take, Cells};
+use super::receiver::{publish_head, take, take_run, Cells};
 use crate::memory::MemoryError;
 
 /// Longest message of the model (bytes).
@@ -79,10 +79,31 @@ impl Cells for Ring {
         out.copy_from_slice(&bytes[..out.len()]);
         Ok(())
     }
+    fn cell_size(&self) -> usize {
+        CELL
+    }
+    fn copy_cells(&self, _: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
+        // As the shared memory is copied: `ready` as it is now (relaxed), the header
+        // and the bytes (SAFETY: as in `len_count`: only cells of a published group).
+        for (i, cell) in out.chunks_exact_mut(CELL).enumerate() {
+            let at = self.index(pos + i as u64);
+            cell[..8].copy_from_slice(&self.ready[at].load(Ordering::Relaxed).to_ne_bytes());
+            let (len, count) = self.header[at].with(|p| unsafe { *p });
+            cell[8..12].copy_from_slice(&len.to_ne_bytes());
+            cell[12..16].copy_from_slice(&count.to_ne_bytes());
+            let bytes = self.bytes[at].with(|p| unsafe { *p });
+            cell[16..16 + MAX].copy_from_slice(&bytes);
+        }
+        Ok(())
+    }
     fn head_word(&self, _: u32) -> Result<&AtomicU64, MemoryError> {
         Ok(&self.head)
     }
 }
+
+/// Bytes per cell as [`Cells::copy_cells`] lays them out: the 16-byte header, then
+/// the message, padded to whole words.
+const CELL: usize = 16 + MAX.next_multiple_of(8);
 
 /// Message `seq` of sender `sender`: `seq % MAX + 1` bytes, each naming both.
 fn message(sender: u8, seq: u8) -> Vec<u8> {
@@ -220,18 +241,42 @@ impl Ring {
 }
 
 /// The host's side: the Receiver's [`take`] until `n` messages came, its head released
-/// after each message (`try_recv`) or, with `batched`, once for all it found published
-/// (`take_available`). Then one more look finds nothing.
+/// after each message (`try_recv`) or, with `batched`, its [`take_run`] (a group's
+/// first message, then the rest in one copy of their cells), the head released once
+/// for all it found published (`take_available`). Then one more look finds nothing.
 fn receive(ring: &Ring, n: usize, batched: bool) -> Vec<Vec<u8>> {
     let (mut head, mut group_left, mut released) = (0, 0, 0);
     let mut got = Vec::new();
+    let mut scratch = Vec::new();
     while got.len() < n {
         let mut buf = Vec::new();
-        let took = take(ring, 0, &mut head, &mut group_left, &mut buf)
+        let took = if batched {
+            let mut ends = Vec::new();
+            let k = take_run(
+                ring,
+                0,
+                &mut head,
+                &mut group_left,
+                &mut scratch,
+                &mut buf,
+                &mut ends,
+                n - got.len(),
+            )
             .unwrap_or_else(|e| panic!("the host saw a broken ring: {e}"));
-        if took {
-            got.push(buf);
-        }
+            let mut from = 0;
+            for end in ends {
+                got.push(buf[from..end].to_vec());
+                from = end;
+            }
+            k > 0
+        } else {
+            let took = take(ring, 0, &mut head, &mut group_left, &mut buf)
+                .unwrap_or_else(|e| panic!("the host saw a broken ring: {e}"));
+            if took {
+                got.push(buf);
+            }
+            took
+        };
         if head != released && (!batched || !took || got.len() == n) {
             publish_head(ring, 0, head).unwrap_or_else(|e| panic!("{e}"));
             released = head;

@@ -298,6 +298,15 @@ impl QueueShared {
         self.mem.read_bytes(self.cell_off(ring, pos) + HEADER, out)
     }
 
+    /// `out.len() / cell_size` whole cells from `pos` on, within one lap.
+    fn copy_cells(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
+        debug_assert!(
+            pos % u64::from(self.cells) + (out.len() / self.cell_size as usize) as u64
+                <= u64::from(self.cells)
+        );
+        self.mem.read_bytes(self.cell_off(ring, pos), out)
+    }
+
     fn write_message(&self, ring: u32, pos: u64, msg: &[u8]) -> Result<(), MemoryError> {
         let off = self.cell_off(ring, pos);
         self.mem

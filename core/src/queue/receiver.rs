@@ -49,6 +49,8 @@ pub struct Receiver {
     group_left: Vec<u32>,
     /// Rings found scribbled: no longer read.
     broken: Vec<bool>,
+    /// The cells of a run being taken ([`take_run`]), copied out in one go.
+    scratch: Vec<u8>,
     next: usize,
     ended: bool,
 }
@@ -76,6 +78,7 @@ impl Receiver {
             heads: vec![0; n],
             group_left: vec![0; n],
             broken: vec![false; n],
+            scratch: Vec::new(),
             next: 0,
             ended: false,
         }
@@ -238,13 +241,22 @@ impl Receiver {
             }
             let before = self.heads[k];
             let mut failed = None;
+            let per = (self.q.max_message as usize).max(1);
             while out.len() < max_bytes && n < max {
-                match self.take(k, out) {
-                    Ok(true) => {
-                        ends.push(out.len());
-                        n += 1;
-                    }
-                    Ok(false) => break,
+                // Whole runs of a group, up to about max_bytes.
+                let room = (max - n).min((max_bytes - out.len()).div_ceil(per));
+                match take_run(
+                    &*self.q,
+                    self.rings[k],
+                    &mut self.heads[k],
+                    &mut self.group_left[k],
+                    &mut self.scratch,
+                    out,
+                    ends,
+                    room,
+                ) {
+                    Ok(0) => break,
+                    Ok(got) => n += got,
                     Err(what) => {
                         failed = Some(what);
                         break;
@@ -365,6 +377,12 @@ pub(crate) trait Cells {
     fn len_count(&self, ring: u32, pos: u64) -> Result<(u32, u32), MemoryError>;
     /// The first `out.len()` bytes of its message.
     fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError>;
+    /// Bytes per cell: its header (`ready`, `len`, `count`: 16 bytes), then room for
+    /// the longest message.
+    fn cell_size(&self) -> usize;
+    /// Copies `out.len() / cell_size()` whole cells from position `pos` on (the caller
+    /// keeps them within one lap of the ring), headers included, as they are now.
+    fn copy_cells(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError>;
     /// Ring `ring`'s `QueueControl::head`.
     fn head_word(&self, ring: u32) -> Result<&Self::Word, MemoryError>;
 }
@@ -385,6 +403,12 @@ impl Cells for QueueShared {
     }
     fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
         QueueShared::payload(self, ring, pos, out)
+    }
+    fn cell_size(&self) -> usize {
+        self.cell_size as usize
+    }
+    fn copy_cells(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
+        QueueShared::copy_cells(self, ring, pos, out)
     }
     fn head_word(&self, ring: u32) -> Result<&AtomicU64, MemoryError> {
         QueueShared::head_word(self, ring)
@@ -458,6 +482,87 @@ pub(crate) fn take<C: Cells + ?Sized>(
     *group_left -= 1;
     *head = pos + 1;
     Ok(true)
+}
+
+/// Takes up to `max` messages of ring `r` from `*head` on, appending their bytes to
+/// `out` and where each ends to `ends`; returns how many (0: none is published).
+///
+/// The rest of a group after its first message comes in one copy of its cells
+/// (`scratch`): the group's first `ready` was acquired ([`take`]) and its sender wrote
+/// every cell of the group before releasing it, so the copy holds them. Each copied
+/// cell is still checked (its `ready`, its `len`) before its message is believed; a
+/// cell whose `ready` is not there yet ends the run, and the next call reads it alone
+/// ([`take`], which allows its stamp a moment to land). One copy instead of a header,
+/// a length and a payload read per message: a host thread read 64-byte messages at
+/// 22 M msg/s one at a time from cache-hot cells, and at about 9 M msg/s per thread
+/// from cells the H100 had written.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn take_run<C: Cells + ?Sized>(
+    q: &C,
+    r: u32,
+    head: &mut u64,
+    group_left: &mut u32,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+    max: usize,
+) -> Result<usize, String> {
+    if max == 0 {
+        return Ok(0);
+    }
+    let mut got = 0;
+    // A group's first message, or a cell the last run stopped at: one at a time.
+    if *group_left == 0 || !stamped(q, r, *head)? {
+        if !take(q, r, head, group_left, out)? {
+            return Ok(0);
+        }
+        ends.push(out.len());
+        got = 1;
+    }
+    let cells = u64::from(q.cells());
+    let size = q.cell_size();
+    let pos = *head;
+    let lap_left = cells - pos % cells;
+    let n = u64::from(*group_left).min(lap_left).min((max - got) as u64) as usize;
+    if n == 0 {
+        return Ok(got);
+    }
+    scratch.resize(n * size, 0);
+    q.copy_cells(r, pos, scratch)
+        .map_err(|e| format!("reading the ring: {e}"))?;
+    let word = |cell: &[u8], at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&cell[at..at + 8]);
+        u64::from_ne_bytes(b)
+    };
+    for (i, cell) in scratch.chunks_exact(size).enumerate() {
+        let at = pos + i as u64;
+        if word(cell, 0) != at + 1 {
+            break; // not stamped yet in the copy: the next run reads it alone
+        }
+        let len = u32::from_ne_bytes([cell[8], cell[9], cell[10], cell[11]]);
+        if len > q.max_message() {
+            return Err(format!(
+                "message {at} claims {len} bytes; the queue's maximum is {}",
+                q.max_message()
+            ));
+        }
+        out.extend_from_slice(&cell[16..16 + len as usize]);
+        ends.push(out.len());
+        *head = at + 1;
+        *group_left -= 1;
+        got += 1;
+    }
+    Ok(got)
+}
+
+/// Whether the cell at `pos` of ring `r` carries its stamp (`ready == pos + 1`),
+/// read relaxed: within a group whose first `ready` was acquired, that is enough.
+fn stamped<C: Cells + ?Sized>(q: &C, r: u32, pos: u64) -> Result<bool, String> {
+    let ready = q
+        .ready(r, pos)
+        .map_err(|e| format!("reading the ring: {e}"))?;
+    Ok(ready.load(Ordering::Relaxed) == pos + 1)
 }
 
 /// Releases ring `r`'s `head` to the kernel: the cells before it are free again.
