@@ -182,6 +182,42 @@ GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
 }
 
+/* Where one NOP's time goes, step by step (gpuio bench prints the medians): thread 0
+ * makes p[0] NOPs through the same steps as gpuio_nop (gpuio_impl_request_staged)
+ * and stores each step's nanoseconds at p[1] (u32s, step-major: step k of call i at
+ * k * p[0] + i): 0 the channel check (the host's `closing`), 1 taking a slot or port,
+ * 2 submitting, 3 waiting for the answer, 4 giving the slot back. out: [2] failures,
+ * [3] the last failure's result. */
+#define GPUIO_CONF_ANATOMY_STEPS 5u
+GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
+  if (gpuio_global_thread_id() != 0) return;
+  gpuio_u32 *ns = (gpuio_u32 *)p[1];
+  const gpuio_u64 n = p[0];
+  for (gpuio_u64 i = 0; i < n; i++) {
+    gpuio_u64 t[GPUIO_CONF_ANATOMY_STEPS + 1];
+    gpuio_request r = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
+    gpuio_slot s;
+    gpuio_i64 result = 0;
+    t[0] = gpuio_now_ns();
+    int e = gpuio_impl_check_channel(ch);
+    if (!e) e = gpuio_impl_check_request(ch, &r);
+    t[1] = gpuio_now_ns();
+    if (!e) e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
+    t[2] = gpuio_now_ns();
+    if (!e) gpuio_impl_submit(ch, &s, &r);
+    t[3] = gpuio_now_ns();
+    if (!e) e = gpuio_impl_wait(ch, &s, gpuio_impl_deadline(ch), &result);
+    t[4] = gpuio_now_ns();
+    if (!e) gpuio_impl_release(ch, &s);
+    t[5] = gpuio_now_ns();
+    if (e || result != 0) gpuio_conf_fail(&p[2], &p[3], e ? e : result);
+    for (gpuio_u32 k = 0; k < GPUIO_CONF_ANATOMY_STEPS; k++) {
+      const gpuio_u64 d = t[k + 1] - t[k];
+      gpuio_st_relaxed_32(&ns[k * n + i], d > 0xffffffffull ? 0xffffffffu : (gpuio_u32)d);
+    }
+  }
+}
+
 /* The latency floor of any round trip: thread 0 and a host thread take turns
  * through two words of shared memory (gpuio_bench). For round i = 1.. the device
  * stores ping = i (release) and waits for pong == i (acquire).

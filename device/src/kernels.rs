@@ -158,6 +158,7 @@ kernels!(
     gpuio_k_stuck_and_busy,
     gpuio_k_beyond_access,
     gpuio_k_latency,
+    gpuio_k_nop_anatomy,
     gpuio_k_pingpong,
     gpuio_k_async_pattern,
     gpuio_k_warp_pattern,

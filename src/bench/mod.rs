@@ -662,6 +662,7 @@ fn latency(
             );
         }
     }
+    nop_anatomy(device, transport, &ch, calls)?;
     let report = ch.close();
     drop(file);
     let _ = std::fs::remove_file(&path);
@@ -669,6 +670,46 @@ fn latency(
         return Err(format!("close: {report}"));
     }
     Ok(figures)
+}
+
+/// Where one thread's NOP spends its time, step by step (`gpuio_k_nop_anatomy`):
+/// the median of each step over `calls` NOPs, printed with the progress (a
+/// diagnosis of the latency figure, not a figure of its own).
+fn nop_anatomy(
+    device: &dyn Device,
+    transport: TransportKind,
+    ch: &Channel,
+    calls: u64,
+) -> Result<(), String> {
+    const STEPS: [&str; 5] = ["check", "take a slot", "submit", "wait", "give back"];
+    let n = calls as usize;
+    let steps = device
+        .provider()
+        .alloc_shared(n * STEPS.len() * 4)
+        .map_err(|e| format!("shared memory for the NOP anatomy: {e}"))?;
+    let (p, _) = launch_wait(
+        device,
+        ch,
+        "nop_anatomy",
+        1,
+        &[calls, steps.region().device_addr, 0, 0],
+    )?;
+    fail_check(&p, 2, "nop_anatomy")?;
+    let ns = read_u32s(&*steps, n * STEPS.len())?;
+    let parts: Vec<String> = STEPS
+        .iter()
+        .zip(ns.chunks_exact(n))
+        .map(|(name, step)| {
+            let mut step = step.to_vec();
+            step.sort_unstable();
+            format!("{name} {:.2}", f64::from(step[n / 2]) / 1e3)
+        })
+        .collect();
+    eprintln!(
+        "gpuio bench:   {transport}: one NOP, median of each step (us): {}",
+        parts.join(", ")
+    );
+    Ok(())
 }
 
 /// `n` u32s from the start of shared memory the kernel has finished writing.
