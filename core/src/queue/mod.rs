@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::abi;
-use crate::memory::{LocalMemory, MemoryError, MemoryProvider, SharedMemory};
+use crate::memory::{LocalMemory, MemoryError, MemoryProvider, SharedMemory, SharedView};
 use crate::transport::TransportError;
 
 pub(crate) use log::LogDrain;
@@ -144,12 +144,12 @@ pub(crate) struct QueueShared {
     pub(crate) max_message: u32,
     pub(crate) timeout: Duration,
     /// The cells of every ring, then `QueueControl[rings]`.
-    mem: Arc<dyn SharedMemory>,
+    mem: SharedView,
     control_off: usize,
     /// The ring's device-local state; kept alive with the queue.
     _local: Arc<dyn LocalMemory>,
     /// The channel's shared descriptor, for `closing`.
-    descriptor: Arc<dyn SharedMemory>,
+    descriptor: SharedView,
     /// To the device: the Sender's next position, which is also how many messages
     /// it published. (To the host, what the Receivers took is the sum of the rings'
     /// published heads: no counter shared by the draining threads.)
@@ -239,10 +239,10 @@ impl QueueShared {
             cell_size,
             max_message: config.max_message,
             timeout: config.timeout,
-            mem,
+            mem: SharedView::new(mem),
             control_off,
             _local: local.clone(),
-            descriptor,
+            descriptor: SharedView::new(descriptor),
             tail: AtomicU64::new(0),
             taken: AtomicBool::new(false),
             violation: Mutex::new(None),
