@@ -541,6 +541,9 @@ pub(crate) fn take_run<C: Cells + ?Sized>(
             break; // not stamped yet in the copy: the next run reads it alone
         }
         let len = u32::from_ne_bytes([cell[8], cell[9], cell[10], cell[11]]);
+        if len > q.max_message() && got > 0 {
+            break; // hand out what came before it; the next run reports it
+        }
         if len > q.max_message() {
             return Err(format!(
                 "message {at} claims {len} bytes; the queue's maximum is {}",
@@ -644,5 +647,160 @@ impl futures_core::Stream for Receiver {
             }
         }
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The drain in runs ([`take_run`]) over a real ring in host memory, its cells
+    //! written by hand as a kernel (honest or not) would write them.
+    use super::*;
+    use crate::memory::{HostMemory, MemoryProvider, SharedMemory};
+    use crate::queue::{Direction, QueueConfig, QueueShared};
+
+    /// A queue to the host of one ring of `cells` cells, 16-byte messages at most.
+    fn queue(cells: u32) -> Arc<QueueShared> {
+        let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
+        let descriptor: Arc<dyn SharedMemory> =
+            Arc::from(provider.alloc_shared(1 << 12).expect("descriptor memory"));
+        let config = QueueConfig {
+            max_message: 16,
+            capacity: cells,
+            rings: 1,
+            timeout: Duration::from_secs(1),
+        };
+        QueueShared::create(&provider, descriptor, "t", Direction::ToHost, &config)
+            .expect("queue")
+            .0
+    }
+
+    /// Writes message `pos` (`len` bytes of `pos as u8`) as the `index`-th cell of a
+    /// group of `count`, stamped with `ready` (`pos + 1` when honest); the group's
+    /// first cell is stamped last, with release, as `gpuio_impl_queue_group_publish`
+    /// does.
+    fn write_cell(q: &QueueShared, pos: u64, len: u32, count: u32, ready: u64) {
+        let off = q.cell_off(0, pos);
+        q.mem
+            .atomic_u32(off + 8)
+            .unwrap()
+            .store(len, Ordering::Relaxed);
+        q.mem
+            .atomic_u32(off + 12)
+            .unwrap()
+            .store(count, Ordering::Relaxed);
+        let bytes = vec![pos as u8; (len as usize).min(q.max_message as usize)];
+        q.mem.write_bytes(off + 16, &bytes).unwrap();
+        q.ready(0, pos).unwrap().store(ready, Ordering::Release);
+    }
+
+    /// A group of `count` honest messages from position `base` on, `len` bytes each.
+    fn publish_group(q: &QueueShared, base: u64, count: u32, len: u32) {
+        for pos in base + 1..base + u64::from(count) {
+            write_cell(q, pos, len, count, pos + 1);
+        }
+        write_cell(q, base, len, count, base + 1);
+    }
+
+    /// Every message [`Receiver::drain`] takes now, as (first byte, length).
+    fn drain(rx: &mut Receiver) -> Result<Vec<(u8, usize)>, RecvError> {
+        let mut got = Vec::new();
+        rx.drain(usize::MAX, |m| {
+            got.push((m.first().copied().unwrap_or(0), m.len()))
+        })?;
+        Ok(got)
+    }
+
+    #[test]
+    fn a_group_that_wraps_around_the_ring_is_taken_whole_in_two_runs() {
+        let q = queue(8);
+        let mut rx = Receiver::new(q.clone());
+        publish_group(&q, 0, 6, 16);
+        assert_eq!(drain(&mut rx).unwrap().len(), 6);
+        // Positions 6..12: the run stops at the lap's end (6, 7), the rest (8..12)
+        // sits at the ring's start.
+        publish_group(&q, 6, 6, 3);
+        let got = drain(&mut rx).unwrap();
+        assert_eq!(got, (6..12).map(|p| (p as u8, 3)).collect::<Vec<_>>());
+        assert_eq!(rx.received(), 12);
+        assert_eq!(q.head_word(0).unwrap().load(Ordering::Acquire), 12);
+    }
+
+    /// A group of 4 whose third cell (position 2) still shows the previous lap.
+    fn group_with_a_late_stamp(q: &QueueShared) {
+        write_cell(q, 1, 5, 4, 2);
+        write_cell(q, 2, 5, 4, 0);
+        write_cell(q, 3, 5, 4, 4);
+        write_cell(q, 0, 5, 4, 1);
+    }
+
+    #[test]
+    fn a_later_cell_stamped_a_moment_late_ends_the_run_and_is_waited_for() {
+        let q = queue(16);
+        let mut rx = Receiver::new(q.clone());
+        group_with_a_late_stamp(&q);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(2));
+                q.ready(0, 2).unwrap().store(3, Ordering::Release);
+            });
+            // The run stops before position 2; the next look waits for its stamp.
+            assert_eq!(
+                drain(&mut rx).unwrap(),
+                vec![(0, 5), (1, 5), (2, 5), (3, 5)]
+            );
+        });
+        assert!(q.violation().is_none());
+    }
+
+    #[test]
+    fn a_later_cell_never_stamped_is_a_violation_and_nothing_past_it_is_believed() {
+        let q = queue(16);
+        let mut rx = Receiver::new(q.clone());
+        group_with_a_late_stamp(&q);
+        // The two before it are handed out; then the ring is broken.
+        assert_eq!(drain(&mut rx).unwrap(), vec![(0, 5), (1, 5)]);
+        assert!(q
+            .violation()
+            .is_some_and(|v| v.contains("message 2 belongs to a published group")));
+        q.ready(0, 2).unwrap().store(3, Ordering::Release);
+        assert_eq!(drain(&mut rx).unwrap(), vec![]);
+        assert_eq!(rx.received(), 2);
+    }
+
+    #[test]
+    fn a_scribbled_length_met_first_in_a_run_comes_back_as_a_protocol_error() {
+        let q = queue(16);
+        let mut rx = Receiver::new(q.clone());
+        write_cell(&q, 1, 4096, 2, 2);
+        write_cell(&q, 0, 5, 2, 1);
+        let mut buf = Vec::new();
+        let mut ends = Vec::new();
+        // The first message alone (the run stops before the scribble)...
+        assert_eq!(rx.take_available(&mut buf, &mut ends, 1 << 16, 1), Ok(1));
+        // ...then the scribble is the first thing this call meets.
+        let err = drain(&mut rx).unwrap_err();
+        assert!(
+            matches!(&err, RecvError::Protocol(what) if what.contains("message 1 claims 4096 bytes")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_later_cell_claiming_a_message_over_the_maximum_is_a_violation_not_a_message() {
+        let q = queue(16);
+        let mut rx = Receiver::new(q.clone());
+        write_cell(&q, 1, 5, 3, 2);
+        write_cell(&q, 2, 4096, 3, 3); // a scribbled length
+        write_cell(&q, 0, 5, 3, 1);
+        // The messages before the scribble are handed out and the scribble is
+        // noted (close() reports it), never handed out.
+        assert_eq!(drain(&mut rx).unwrap(), vec![(0, 5), (1, 5)]);
+        assert!(q
+            .violation()
+            .is_some_and(|v| v.contains("message 2 claims 4096 bytes")));
+        // The ring is no longer read: nothing past the scribble is believed.
+        write_cell(&q, 3, 5, 1, 4);
+        assert_eq!(drain(&mut rx).unwrap(), vec![]);
+        assert_eq!(rx.received(), 2);
     }
 }
