@@ -159,6 +159,77 @@ fn pwrite_then_pread_pattern_from_16_threads_is_byte_exact_every_round() {
 }
 
 #[test]
+fn warps_on_every_ring_write_and_read_back_byte_exact_each_ring_served_by_its_own_thread() {
+    // Four rings of 16 slots, four warps (a CPU-device warp is 32 threads): warp w
+    // takes positions, slots and a forwarder of ring w only, so a ring whose
+    // forwarder did not serve it would leave its warp's calls to time out.
+    const THREADS: u64 = 128;
+    const WRITES: u64 = 20;
+    let src = pattern_source(THREADS, WRITES);
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dir.path().join("rings"))
+        .unwrap();
+    let mut config = ChannelConfig {
+        slots: 64,
+        call_timeout: Duration::from_secs(30),
+        ..ChannelConfig::default()
+    };
+    config.endpoint(Endpoint::file("data", &file, Access::READ_WRITE).unwrap());
+    let builder = ForwardBuilder {
+        rings: 4,
+        ..ForwardBuilder::default()
+    };
+    let ch = Channel::open(provider(), &builder, config).expect("open forward channel");
+    let p = CpuDevice
+        .launch(
+            kernel("pwrite_pattern"),
+            4,
+            32,
+            &ch,
+            &[0, src.as_ptr() as u64, WRITES, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[3], 0,
+        "{} writes failed, first with {}",
+        p[3], p[4] as i64
+    );
+    assert_file_has_pattern(&file, THREADS, WRITES);
+    let mut dst = vec![0u8; (THREADS * REGION) as usize];
+    let p = CpuDevice
+        .launch(
+            kernel("pread_pattern"),
+            4,
+            32,
+            &ch,
+            &[0, dst.as_mut_ptr() as u64, WRITES, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[3], 0, "{} reads failed, first with {}", p[3], p[4] as i64);
+    for t in 0..THREADS {
+        for (off, len) in writes_of(t, WRITES) {
+            let r = off as usize..(off + u64::from(len)) as usize;
+            assert!(dst[r.clone()] == src[r], "pread of {off}+{len} differs");
+        }
+    }
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(
+        report.counters.completed,
+        2 * THREADS * WRITES,
+        "every write and read answered once: {report}"
+    );
+}
+
+#[test]
 fn close_mid_flight_accounts_for_every_request_and_loses_no_acknowledged_write() {
     const THREADS: u64 = 8;
     const MAX_WRITES: u64 = 1024;

@@ -288,12 +288,17 @@ pub mod slot_state {
 pub struct ForwardQueue {
     /// Shared `ForwardEntry[Channel::slots]`.
     pub entries: u64,
-    /// Device-local [`ForwardState`].
+    /// Device-local [`ForwardState`]`[rings]`.
     pub state: u64,
     /// Device-local [`ForwardSlot`]`[Channel::slots]`: whose turn it is on each
     /// slot and who holds it (see `gpuio/forward.h`).
     pub slot_state: u64,
-    pub _pad: u64,
+    /// Rings the slots are split into (0 is read as 1): ring `r` owns slots
+    /// `r·slots/rings ..` `(r+1)·slots/rings`, takes positions from its own
+    /// `ForwardState`, and one forwarder thread serves it; a warp uses ring
+    /// `warp % rings`. A power of two no larger than the slots.
+    pub rings: u32,
+    pub _reserved: u32,
 }
 
 /// `ForwardEntry::stamp` low bits; the position is `stamp >> 2`.
@@ -304,7 +309,7 @@ pub mod stamp {
     pub const SHIFT: u32 = 2;
 }
 
-/// Device-local state of the forward transport.
+/// Device-local state of one ring of the forward transport.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ForwardState {
@@ -647,7 +652,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
             failed,
         }
         DirectSlot as "gpuio_direct_slot" { turn, done, sq_ready, res, _pad, _pad2 }
-        ForwardQueue as "gpuio_forward_queue" { entries, state, slot_state, _pad }
+        ForwardQueue as "gpuio_forward_queue" { entries, state, slot_state, rings, _reserved }
         ForwardState as "gpuio_forward_state" { reserve, _pad }
         Turn as "gpuio_turn" { turn, holder, since, state, holder_thread }
         Request as "gpuio_request" { op, endpoint, len, flags, staging_off, offset }

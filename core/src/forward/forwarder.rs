@@ -33,6 +33,9 @@ pub(crate) struct ForwarderConfig {
     pub idle_max: Duration,
     pub quiet: Duration,
     pub fixed_files: bool,
+    /// The entries this forwarder serves (its ring's slots); the others are other
+    /// forwarders'.
+    pub entries: std::ops::Range<usize>,
 }
 
 /// What the loop did, for the debug log at exit.
@@ -52,7 +55,8 @@ pub(crate) struct Control {
     stopping: AtomicBool,
     deadline: Mutex<Option<Instant>>,
     /// The first stamp that broke the protocol, in words (`close()` counts them all).
-    /// Written once, by the thread alone, before `violated` is released.
+    /// Written once, by the first forwarder thread to see one, before `violated` is
+    /// released.
     violation: Mutex<Option<String>>,
     /// Whether `violation` holds one. The readers' ordering comes from this flag, an
     /// atomic in gpuio's own code: ThreadSanitizer (.ci/tsan) does not see the
@@ -85,12 +89,16 @@ impl Control {
             .clone()
     }
 
-    /// Keeps `v` unless an earlier violation was kept (the thread's call alone).
+    /// Keeps `v` unless an earlier violation was kept (by this forwarder thread or
+    /// another ring's).
     fn violated(&self, v: impl FnOnce() -> String) {
         if self.violated.load(Ordering::Relaxed) {
             return;
         }
-        *self.violation.lock().unwrap_or_else(|e| e.into_inner()) = Some(v());
+        let mut kept = self.violation.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_none() {
+            *kept = Some(v());
+        }
         self.violated.store(true, Ordering::Release);
     }
 }
@@ -229,6 +237,12 @@ impl Forwarder {
             .map(|e| e.fd().map_or(-1, |fd| fd.as_raw_fd()))
             .collect();
         let slots = queue.slots();
+        if config.entries.is_empty() || config.entries.end > slots {
+            return Err(TransportError::Config(format!(
+                "forward: a forwarder for entries {:?} of {slots}",
+                config.entries
+            )));
+        }
         let files = if config.fixed_files && !fds.is_empty() {
             match ring.submitter().register_files(&fds) {
                 Ok(()) => Files::Fixed,
@@ -333,9 +347,9 @@ impl Forwarder {
         self.finish(deadline_hit)
     }
 
-    /// Whether some entry holds a request not taken yet.
+    /// Whether some entry of this forwarder's holds a request not taken yet.
     fn any_ready(&self) -> bool {
-        (0..self.taken.len()).any(|i| {
+        self.config.entries.clone().any(|i| {
             self.untaken(i)
                 .is_some_and(|pos| !matches!(self.classify(i, pos), Stamp::Bad(_)))
         })
@@ -351,16 +365,17 @@ impl Forwarder {
         queue::classify(i, self.taken.len(), pos, self.taken[i], self.open[i])
     }
 
-    /// Takes every READY entry, in any order (one pass over the queue from a
-    /// rotating start), while the ring has room.
+    /// Takes every READY entry of this forwarder's, in any order (one pass over
+    /// them from a rotating start), while the ring has room.
     fn take_ready(&mut self) -> u32 {
-        let n = self.taken.len();
+        let first = self.config.entries.start;
+        let n = self.config.entries.len();
         let mut taken = 0;
         for k in 0..n {
             if self.in_flight >= self.capacity {
                 break;
             }
-            let i = (self.cursor + k) % n;
+            let i = first + (self.cursor + k) % n;
             let Some(pos) = self.untaken(i) else { continue };
             match self.classify(i, pos) {
                 Stamp::Request => {}
@@ -598,7 +613,7 @@ impl Forwarder {
     fn finish(mut self, deadline_hit: bool) -> Exit {
         self.reap();
         let mut refused = 0;
-        for i in 0..self.taken.len() {
+        for i in self.config.entries.clone() {
             let Some(pos) = self.untaken(i) else { continue };
             if let Stamp::Bad(_) = self.classify(i, pos) {
                 continue; // not a request (counted as a violation when seen)

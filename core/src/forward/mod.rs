@@ -1,5 +1,6 @@
-//! The forward transport: the device queues compact requests; one host forwarder
-//! thread feeds them to an ordinary io_uring and answers each one in place.
+//! The forward transport: the device queues compact requests; a host forwarder
+//! thread per ring feeds them to its own ordinary io_uring and answers each one in
+//! place.
 //!
 //! Works with any [`MemoryProvider`](crate::MemoryProvider) and on any kernel
 //! with io_uring (no `NO_MMAP`, no SQPOLL): the ring is the `io-uring` crate's
@@ -10,9 +11,16 @@
 //!
 //! ```text
 //! shared:        ForwardEntry entries[slots]     stamp, request, result (one line each)
-//! device-local:  ForwardState state              reserve: next position (device fetch-add)
+//! device-local:  ForwardState state[rings]       reserve: the ring's next position (fetch-add)
 //!                ForwardSlot slots[slots]        turn, holder, since, state
 //! ```
+//!
+//! **Rings.** The slots are split into `rings` runs of consecutive slots
+//! ([`ForwardBuilder::rings`]); ring `r` takes positions from `state[r]`, and lap
+//! `L` of its slot `j` is the channel's position `L·slots + r·slots/rings + j`, so
+//! entries, stamps and their checks are the same as with one ring. A warp uses ring
+//! `warp % rings`; forwarder thread `r` serves ring `r`'s entries alone, with its
+//! own io_uring. Warps of different rings share no counter, turn or thread.
 //!
 //! Entry `i` starts with `stamp = i << 2 | FREE`; zeroed slot state is "turn 0, FREE",
 //! so position `i` finds slot `i` free.
@@ -117,7 +125,15 @@ pub struct ForwardBuilder {
     /// Register endpoints as io_uring fixed files (falls back to raw fds if the
     /// kernel refuses).
     pub fixed_files: bool,
+    /// Rings the channel's slots are split into, each with its own position
+    /// counter on the device and its own forwarder thread and io_uring on the host;
+    /// a warp uses ring `warp % rings` (`abi::ForwardQueue::rings`). Rounded down to
+    /// a power of two, at most the slots. 1 by default, or [`RINGS_ENV`].
+    pub rings: u32,
 }
+
+/// The environment variable that sets [`ForwardBuilder::rings`] (1 to 64).
+pub const RINGS_ENV: &str = "GPUIO_FORWARD_RINGS";
 
 impl Default for ForwardBuilder {
     fn default() -> Self {
@@ -126,6 +142,11 @@ impl Default for ForwardBuilder {
             idle_max: Duration::from_micros(500),
             quiet: Duration::from_millis(50),
             fixed_files: true,
+            rings: std::env::var(RINGS_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .filter(|n| (1..=64).contains(n))
+                .unwrap_or(1),
         }
     }
 }
@@ -146,46 +167,73 @@ impl TransportBuilder for ForwardBuilder {
             ctx.alloc_shared(slots as usize * std::mem::size_of::<abi::ForwardEntry>())?;
         let queue = QueueView::new(entries, slots)?;
         queue.init();
-        let state_len = std::mem::size_of::<abi::ForwardState>();
+        // A power of two that divides the slots (a power of two themselves).
+        let rings = prev_power_of_two(self.rings.clamp(1, slots));
+        let per = slots / rings;
+        let state_len = rings as usize * std::mem::size_of::<abi::ForwardState>();
         let local =
             ctx.alloc_local(state_len + slots as usize * std::mem::size_of::<abi::ForwardSlot>())?;
-        // Zeroed memory is `reserve = 0` and every slot "turn 0, FREE".
+        // Zeroed memory is `reserve = 0` on every ring and every slot "turn 0, FREE".
         ctx.desc.forward = abi::ForwardQueue {
             entries: queue.device_addr(),
             state: local.device_addr(),
             slot_state: local.device_addr() + state_len as u64,
-            _pad: 0,
+            rings,
+            _reserved: 0,
         };
         let staging_len = ctx.desc.staging_len.min(ctx.staging.len as u64);
-        let config = ForwarderConfig {
-            ring_entries: self.ring_entries.clamp(1, slots),
-            idle_max: self.idle_max,
-            quiet: self.quiet,
-            fixed_files: self.fixed_files,
-        };
         let control = Arc::new(Control::default());
         let counters = Arc::new(AtomicCounters::default());
-        let forwarder = Forwarder::new(
-            config,
-            queue.clone(),
-            ctx.endpoints.to_vec(),
-            ctx.staging,
-            staging_len,
-            control.clone(),
-            counters.clone(),
-        )?;
-        let thread = std::thread::Builder::new()
-            .name("gpuio-forwarder".into())
-            .spawn(move || forwarder.run())
-            .map_err(|e| TransportError::os("spawn forwarder thread", e))?;
-        tracing::debug!(slots, "forward transport up");
+        let mut threads = Vec::with_capacity(rings as usize);
+        for r in 0..rings {
+            let first = (r * per) as usize;
+            let config = ForwarderConfig {
+                ring_entries: self.ring_entries.clamp(1, per),
+                idle_max: self.idle_max,
+                quiet: self.quiet,
+                fixed_files: self.fixed_files,
+                entries: first..first + per as usize,
+            };
+            let started = Forwarder::new(
+                config,
+                queue.clone(),
+                ctx.endpoints.to_vec(),
+                ctx.staging,
+                staging_len,
+                control.clone(),
+                counters.clone(),
+            )
+            .and_then(|forwarder| {
+                std::thread::Builder::new()
+                    .name(format!("gpuio-forwarder-{r}"))
+                    .spawn(move || forwarder.run())
+                    .map_err(|e| TransportError::os("spawn forwarder thread", e))
+            });
+            match started {
+                Ok(thread) => threads.push(thread),
+                Err(e) => {
+                    // Stop the ones started: nothing was published to a device yet.
+                    control.stop(Instant::now());
+                    for t in threads {
+                        let _ = t.join();
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        tracing::debug!(slots, rings, "forward transport up");
         Ok(Box::new(ForwardTransport {
             control,
             counters,
-            thread: Some(thread),
+            threads,
             descriptor: ctx.descriptor.clone(),
         }))
     }
+}
+
+/// The largest power of two not above `n` (`n >= 1`).
+fn prev_power_of_two(n: u32) -> u32 {
+    1 << (31 - n.max(1).leading_zeros())
 }
 
 /// The counters, shared between the forwarder thread and `counters()`.
@@ -218,7 +266,8 @@ const JOIN_GRACE: Duration = Duration::from_millis(200);
 pub struct ForwardTransport {
     control: Arc<Control>,
     counters: Arc<AtomicCounters>,
-    thread: Option<JoinHandle<Exit>>,
+    /// One forwarder thread per ring (emptied by `close()`).
+    threads: Vec<JoinHandle<Exit>>,
     /// The channel's descriptor: the device counts its timed-out calls in `stats`.
     descriptor: Arc<dyn SharedMemory>,
 }
@@ -227,7 +276,7 @@ impl std::fmt::Debug for ForwardTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ForwardTransport")
             .field("counters", &self.counters.snapshot())
-            .field("running", &self.thread.is_some())
+            .field("running", &self.threads.len())
             .finish()
     }
 }
@@ -248,21 +297,21 @@ impl Transport for ForwardTransport {
     fn close(&mut self, deadline: Instant) -> TransportReport {
         let mut problems = Vec::new();
         self.control.stop(deadline);
-        match self.thread.take() {
-            None => problems.push("forwarder already stopped".to_string()),
-            Some(thread) => {
-                while !thread.is_finished() && Instant::now() < deadline + JOIN_GRACE {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-                if !thread.is_finished() {
-                    problems.push(format!(
-                        "forwarder thread still running {JOIN_GRACE:?} past the deadline; left detached"
-                    ));
-                } else {
-                    match thread.join() {
-                        Ok(exit) => problems.extend(exit.problems()),
-                        Err(_) => problems.push("forwarder thread panicked".to_string()),
-                    }
+        if self.threads.is_empty() {
+            problems.push("forwarder already stopped".to_string());
+        }
+        for thread in std::mem::take(&mut self.threads) {
+            while !thread.is_finished() && Instant::now() < deadline + JOIN_GRACE {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            if !thread.is_finished() {
+                problems.push(format!(
+                    "forwarder thread still running {JOIN_GRACE:?} past the deadline; left detached"
+                ));
+            } else {
+                match thread.join() {
+                    Ok(exit) => problems.extend(exit.problems()),
+                    Err(_) => problems.push("forwarder thread panicked".to_string()),
                 }
             }
         }
@@ -277,7 +326,7 @@ impl Transport for ForwardTransport {
 
 impl Drop for ForwardTransport {
     fn drop(&mut self) {
-        if self.thread.is_some() {
+        if !self.threads.is_empty() {
             // Never closed: stop at once; the thread answers what is queued with
             // -ESHUTDOWN and ends by itself.
             self.control.stop(Instant::now());

@@ -120,9 +120,10 @@ typedef struct gpuio_direct_slot {
 
 typedef struct gpuio_forward_queue {
   gpuio_u64 entries;    /* shared gpuio_forward_entry[slots] */
-  gpuio_u64 state;      /* device-local gpuio_forward_state */
+  gpuio_u64 state;      /* device-local gpuio_forward_state[rings] */
   gpuio_u64 slot_state; /* device-local gpuio_forward_slot[slots] */
-  gpuio_u64 _pad;
+  gpuio_u32 rings;      /* ring r: slots r*slots/rings.., its own state and forwarder (0: 1) */
+  gpuio_u32 _reserved;
 } gpuio_forward_queue;
 
 typedef struct alignas(64) gpuio_forward_state {

@@ -282,7 +282,7 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64
 template <typename Reclaim>
 GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positions, gpuio_turn *base,
                                      gpuio_u64 stride, gpuio_u64 slots, gpuio_slot *s, gpuio_u64 deadline,
-                                     const Reclaim &reclaim) {
+                                     const Reclaim &reclaim, gpuio_u32 first_slot = 0u, gpuio_u64 lap_slots = 0u) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask);
   gpuio_u64 first = 0;
@@ -310,8 +310,13 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
     if (!gpuio_impl_warp_pause(mask, ns)) break;
   }
   if (e < 0) return e;
-  s->pos = k.pos;
-  gpuio_impl_slot_bind(ch, s, (gpuio_u32)(k.pos % slots));
+  /* The `slots` slots from `first_slot` on may be one ring of `lap_slots` (a
+   * transport whose slots are split into rings): lap L of the ring is lap L of all
+   * of them, and s->pos is the position that slot index and lap name there, as
+   * for a transport of one ring. By default the slots are all there are. */
+  const gpuio_u32 index = first_slot + (gpuio_u32)(k.pos % slots);
+  s->pos = (k.pos / slots) * (lap_slots ? lap_slots : slots) + index;
+  gpuio_impl_slot_bind(ch, s, index);
   return 0;
 }
 

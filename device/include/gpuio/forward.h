@@ -1,9 +1,12 @@
 /* gpuio/forward.h - device side of the forward transport.
  *
  * The device queues compact requests in ch->forward.entries (shared memory,
- * gpuio_forward_entry[slots]); one host forwarder thread takes every READY entry,
- * in any order, validates it, feeds it to its own io_uring and answers it in place
- * (host side: core/src/forward/).
+ * gpuio_forward_entry[slots]); one host forwarder thread per ring takes every
+ * READY entry of its ring, in any order, validates it, feeds it to its own io_uring
+ * and answers it in place (host side: core/src/forward/). The slots are split into
+ * ch->forward.rings rings of consecutive slots, each with its own position counter;
+ * a warp uses ring warp % rings, so warps of different rings never touch the same
+ * counter, turn or forwarder.
  *
  * Slots are handed out by turns (gpuio/api.h, "turns"): a request holds slot
  * i = pos % slots - its shared entry, its staging chunk and its gpuio_turn - then
@@ -34,9 +37,11 @@ GPUIO_FN gpuio_u64 gpuio_forward_stamp(gpuio_u64 pos, gpuio_u64 state) { return 
  * dropped; the host counted it). */
 struct gpuio_forward_reclaim {
   const gpuio_channel *ch;
+  gpuio_u32 first_slot; /* of the ring: `index` counts from it */
   GPUIO_METHOD bool operator()(gpuio_u32 index, gpuio_u64 holder) const {
-    const gpuio_forward_entry *e = gpuio_forward_entry_at(ch, index);
-    return gpuio_ld_acquire_64(&e->stamp) == gpuio_forward_stamp(holder * ch->slots + index, GPUIO_STAMP_DONE);
+    const gpuio_u32 i = first_slot + index;
+    const gpuio_forward_entry *e = gpuio_forward_entry_at(ch, i);
+    return gpuio_ld_acquire_64(&e->stamp) == gpuio_forward_stamp(holder * ch->slots + i, GPUIO_STAMP_DONE);
   }
   GPUIO_METHOD void nudge() const {} /* the host answers by itself */
 };
@@ -45,10 +50,15 @@ struct gpuio_forward_reclaim {
  * binds it to that slot's staging chunk: 0, or -ETIMEDOUT / -ESHUTDOWN holding
  * nothing. */
 GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
-  gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(ch->forward.state);
-  gpuio_turn *turns = gpuio_ptr<gpuio_turn>(ch->forward.slot_state);
-  const gpuio_forward_reclaim reclaim = {ch};
-  return gpuio_impl_turn_acquire(ch, &st->reserve, turns, sizeof(gpuio_turn), ch->slots, s, deadline, reclaim);
+  /* This warp's ring: its own positions, its share of the slots, its forwarder. */
+  const gpuio_u32 rings = ch->forward.rings ? ch->forward.rings : 1u;
+  if (rings > ch->slots || ch->slots % rings) return -GPUIO_EPROTO;
+  const gpuio_u32 ring = (gpuio_u32)(gpuio_warp_id() % rings), per = ch->slots / rings;
+  gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(ch->forward.state) + ring;
+  gpuio_turn *turns = gpuio_ptr<gpuio_turn>(ch->forward.slot_state) + (gpuio_u64)ring * per;
+  const gpuio_forward_reclaim reclaim = {ch, ring * per};
+  return gpuio_impl_turn_acquire(ch, &st->reserve, turns, sizeof(gpuio_turn), per, s, deadline, reclaim, ring * per,
+                                 ch->slots);
 }
 
 /* Writes the request into the slot's entry and hands it to the host. */
