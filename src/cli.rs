@@ -307,6 +307,10 @@ pub enum BenchPart {
     Requests,
     /// Host queues (once per backend: they do not depend on the transport).
     Queues,
+    /// One thread's round trips on every transport: NOP and 64 B pwrite p50/p99
+    /// against the ping-pong floor, and where a NOP's time goes (seconds, not
+    /// minutes: no references, no whole-device figures, no calibration).
+    Latency,
 }
 
 /// What `gpuio bench` was asked for.
@@ -387,12 +391,16 @@ pub fn bench(
     let mut measured = Vec::new();
     let mut pairs = Vec::new();
     let mut plotted = Vec::new();
+    let latency_only = only == Some(BenchPart::Latency);
     let measure_requests = only != Some(BenchPart::Queues);
 
-    // References that do not depend on the transport, once per repeat.
+    // References that do not depend on the transport, once per repeat (none for
+    // the latency figures: their floor is measured beside them).
     let mut refs = Vec::new();
     let mut references = serde_json::Value::Null;
-    if measure_requests {
+    if latency_only {
+        refs.resize_with(repeats as usize, bulk::RunRefs::default);
+    } else if measure_requests {
         let start = std::time::Instant::now();
         let mut runs = Vec::new();
         for r in 1..=repeats {
@@ -437,17 +445,30 @@ pub fn bench(
                 f.pair(),
                 r + 1
             );
-            match crate::bench::run_transport(
-                device.as_ref(),
-                f.pair().transport,
-                &open,
-                dir.path(),
-                scale,
-                refs,
-            ) {
+            let measured = if latency_only {
+                crate::bench::run_latency(
+                    device.as_ref(),
+                    f.pair().transport,
+                    &open,
+                    dir.path(),
+                    scale,
+                )
+                .map(|figures| (figures, None))
+            } else {
+                crate::bench::run_transport(
+                    device.as_ref(),
+                    f.pair().transport,
+                    &open,
+                    dir.path(),
+                    scale,
+                    refs,
+                )
+                .map(|(figures, m)| (figures, Some(m)))
+            };
+            match measured {
                 Ok((figures, m)) => {
                     runs.push(figures);
-                    ms.push(m);
+                    ms.extend(m);
                 }
                 Err(e) => {
                     error = Some(e);
@@ -478,6 +499,7 @@ pub fn bench(
             m.device = f.probe().device.clone();
             measured.push(m);
         }
+        let repeats_done = runs.len();
         let figures: Vec<Figure> = merge(runs);
         let mut out = String::new();
         for fig in &figures {
@@ -488,7 +510,7 @@ pub fn bench(
         let mut entry = serde_json::json!({
             "pair": f.pair().to_string(),
             "seconds": start.elapsed().as_secs_f64(),
-            "repeats": ms.len(),
+            "repeats": repeats_done,
             "figures": figures_json(&figures),
         });
         if let Some(e) = error {
@@ -501,7 +523,7 @@ pub fn bench(
         say(&saved);
     }
     let mut queues = serde_json::Value::Null;
-    if only != Some(BenchPart::Requests) {
+    if matches!(only, None | Some(BenchPart::Queues)) {
         let open = |cfg| chosen.open(cfg).map_err(|e| e.to_string());
         let start = std::time::Instant::now();
         let mut runs = Vec::new();

@@ -44,7 +44,8 @@ enum Command {
         /// figure, unit, which way is better, reference and ratio.
         #[arg(long)]
         json: bool,
-        /// Measure only the requests (every transport) or only the host queues.
+        /// Measure only the requests (every transport), only the host queues, or only
+        /// one thread's round trips on every transport.
         #[arg(long, value_enum)]
         only: Option<cli::BenchPart>,
         /// Measure every figure N times and report the median and the spread

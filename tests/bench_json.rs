@@ -4,6 +4,7 @@
 //! ratios, and its host CPU cost where it has them; the plot is an SVG document.
 //! The host-queue figures are there each way for 64 B, 256 B and 4 KiB, the to-host
 //! ones held against the copy-back habit and the naive mapped ring.
+//! `--only latency` gives the round trips alone, each against the ping-pong floor.
 //! Figures are measured, never checked against numbers here.
 
 mod probe_support;
@@ -323,5 +324,57 @@ fn check_figure(name: &str, f: &serde_json::Value) {
         assert!(av.is_finite() && av > 0.0, "{what}: {a}");
         assert!(a["what"].as_str().is_some_and(|w| !w.is_empty()), "{what}");
         assert!(close(a["ratio"].as_f64().unwrap(), value / av), "{what}");
+    }
+}
+
+#[test]
+fn bench_only_latency_measures_each_pairs_round_trips_against_the_floor_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("calibration.json");
+    let out = run(gpuio(&["bench", "--only", "latency", "--quick", "--json"])
+        .env("GPUIO_CALIBRATION", &calibration));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}); stderr: {stderr}"));
+    assert!(doc["references"].is_null(), "no bulk references: {doc}");
+    assert!(doc["queues"].is_null(), "no host queues: {doc}");
+    assert!(
+        !calibration.exists(),
+        "no calibration from round trips alone"
+    );
+    let pairs = doc["pairs"].as_array().expect("pairs");
+    assert!(!pairs.is_empty(), "{doc}");
+    for pair in pairs {
+        let name = pair["pair"].as_str().expect("a pair's name");
+        let transport = name.split('/').nth(1).expect("backend/transport");
+        let figures = pair["figures"].as_array().expect("figures");
+        let names: Vec<&str> = figures.iter().filter_map(|f| f["what"].as_str()).collect();
+        for wanted in [
+            "NOP latency p50",
+            "NOP latency p99",
+            "64 B pwrite latency p50",
+            "64 B pwrite latency p99",
+        ] {
+            let want = format!("{transport}: {wanted}, 1 thread");
+            assert!(
+                names.contains(&want.as_str()),
+                "{name}: no {want:?} in {names:?}"
+            );
+        }
+        assert_eq!(figures.len(), 4, "{name}: only the round trips: {names:?}");
+        for f in figures {
+            assert!(
+                f["reference"]["what"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("ping-pong"))
+                    && f["ratio"].is_number(),
+                "{name}: every round trip is held against the ping-pong floor: {f}"
+            );
+        }
+        assert!(
+            stderr.contains(&format!("{transport}: one NOP, median of each step")),
+            "{name}: the NOP's steps are printed: {stderr}"
+        );
     }
 }

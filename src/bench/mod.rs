@@ -480,6 +480,27 @@ fn host_uring_nop_us(n: u64) -> Result<f64, String> {
     Ok(start.elapsed().as_secs_f64() * 1e6 / n as f64)
 }
 
+/// One thread's round trips on one transport, measured once (`gpuio bench --only
+/// latency`): NOP and 64 B pwrite p50/p99 against the ping-pong floor, with the NOP's
+/// steps printed.
+pub fn run_latency(
+    device: &dyn Device,
+    transport: TransportKind,
+    open: &Opener<'_>,
+    dir: &Path,
+    scale: Scale,
+) -> Result<Vec<Figure>, String> {
+    // The first launch on a device may compile and load the kernels.
+    let ch = open(ChannelConfig::default())?;
+    let (p, _) = launch_wait(device, &ch, "nop", 1, &[1, 0, 0])?;
+    fail_check(&p, 1, "nop (warm-up)")?;
+    let report = ch.close();
+    if !report.is_clean() {
+        return Err(format!("close: {report}"));
+    }
+    latency(device, transport, open, dir, scale)
+}
+
 /// Every figure of one transport, measured once (the caller repeats and
 /// [`merge`]s), and its whole-device measurement (what a calibration keeps; `pair`
 /// and `device` are the caller's to fill). `refs` are this repeat's references
