@@ -89,71 +89,88 @@ fn nop_from_many_threads_completes_every_call() {
     assert_eq!(report.counters.completed, 16 * 200);
 }
 
-#[test]
-fn pwrite_then_pread_pattern_from_16_threads_is_byte_exact_every_round() {
-    const THREADS: u64 = 16;
-    const WRITES: u64 = 300;
-    let src = pattern_source(THREADS, WRITES);
-    let expected_bytes: u64 = (0..THREADS)
-        .flat_map(|t| writes_of(t, WRITES))
+/// A new, empty file `name` in `dir`, open for reading and writing.
+fn new_file(dir: &tempfile::TempDir, name: &str) -> std::fs::File {
+    std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dir.path().join(name))
+        .unwrap()
+}
+
+/// The `grid × block` threads write their conformance pattern (`writes` pwrites
+/// each) through `ch` into `file` (endpoint 0), then read it all back: every call
+/// answered, every byte written and read, the file and the bytes read back exact.
+fn write_then_read_back_pattern(
+    ch: &Channel,
+    file: &std::fs::File,
+    grid: u32,
+    block: u32,
+    writes: u64,
+    what: &str,
+) {
+    let threads = u64::from(grid) * u64::from(block);
+    let src = pattern_source(threads, writes);
+    let expected_bytes: u64 = (0..threads)
+        .flat_map(|t| writes_of(t, writes))
         .map(|(_, n)| u64::from(n))
         .sum();
+    let p = CpuDevice
+        .launch(
+            kernel("pwrite_pattern"),
+            grid,
+            block,
+            ch,
+            &[0, src.as_ptr() as u64, writes, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[3], 0,
+        "{what}: {} writes failed, first with {}",
+        p[3], p[4] as i64
+    );
+    assert_eq!(p[5], expected_bytes, "{what}: bytes written");
+    assert_file_has_pattern(file, threads, writes);
+
+    let mut dst = vec![0u8; (threads * REGION) as usize];
+    let p = CpuDevice
+        .launch(
+            kernel("pread_pattern"),
+            grid,
+            block,
+            ch,
+            &[0, dst.as_mut_ptr() as u64, writes, 0, 0, 0],
+        )
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(
+        p[3], 0,
+        "{what}: {} reads failed, first with {}",
+        p[3], p[4] as i64
+    );
+    assert_eq!(p[5], expected_bytes, "{what}: bytes read");
+    for t in 0..threads {
+        for (off, len) in writes_of(t, writes) {
+            let r = off as usize..(off + u64::from(len)) as usize;
+            assert!(
+                dst[r.clone()] == src[r],
+                "{what}: pread of {off}+{len} differs from the file"
+            );
+        }
+    }
+}
+
+#[test]
+fn pwrite_then_pread_pattern_from_16_threads_is_byte_exact_every_round() {
     for round in 0..3 {
         let dir = tempfile::tempdir().unwrap();
-        let file = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(dir.path().join("pattern"))
-            .unwrap();
+        let file = new_file(&dir, "pattern");
         let ch = channel(&file, Duration::from_secs(30));
-        let p = CpuDevice
-            .launch(
-                kernel("pwrite_pattern"),
-                2,
-                8,
-                &ch,
-                &[0, src.as_ptr() as u64, WRITES, 0, 0, 0],
-            )
-            .unwrap()
-            .join(JOIN)
-            .unwrap();
-        assert_eq!(
-            p[3], 0,
-            "round {round}: {} writes failed, first with {}",
-            p[3], p[4] as i64
-        );
-        assert_eq!(p[5], expected_bytes, "round {round}: bytes written");
-        assert_file_has_pattern(&file, THREADS, WRITES);
-
-        let mut dst = vec![0u8; (THREADS * REGION) as usize];
-        let p = CpuDevice
-            .launch(
-                kernel("pread_pattern"),
-                2,
-                8,
-                &ch,
-                &[0, dst.as_mut_ptr() as u64, WRITES, 0, 0, 0],
-            )
-            .unwrap()
-            .join(JOIN)
-            .unwrap();
-        assert_eq!(
-            p[3], 0,
-            "round {round}: {} reads failed, first with {}",
-            p[3], p[4] as i64
-        );
-        assert_eq!(p[5], expected_bytes, "round {round}: bytes read");
-        for t in 0..THREADS {
-            for (off, len) in writes_of(t, WRITES) {
-                let r = off as usize..(off + u64::from(len)) as usize;
-                assert!(
-                    dst[r.clone()] == src[r.clone()],
-                    "round {round}: pread of {}+{len} differs from the file",
-                    off
-                );
-            }
-        }
+        write_then_read_back_pattern(&ch, &file, 2, 8, 300, &format!("round {round}"));
         assert_clean_close(ch);
     }
 }
@@ -165,14 +182,8 @@ fn warps_on_every_ring_write_and_read_back_byte_exact_each_ring_served_by_its_ow
     // forwarder did not serve it would leave its warp's calls to time out.
     const THREADS: u64 = 128;
     const WRITES: u64 = 20;
-    let src = pattern_source(THREADS, WRITES);
     let dir = tempfile::tempdir().unwrap();
-    let file = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(dir.path().join("rings"))
-        .unwrap();
+    let file = new_file(&dir, "rings");
     let mut config = ChannelConfig {
         slots: 64,
         call_timeout: Duration::from_secs(30),
@@ -184,42 +195,7 @@ fn warps_on_every_ring_write_and_read_back_byte_exact_each_ring_served_by_its_ow
         ..ForwardBuilder::default()
     };
     let ch = Channel::open(provider(), &builder, config).expect("open forward channel");
-    let p = CpuDevice
-        .launch(
-            kernel("pwrite_pattern"),
-            4,
-            32,
-            &ch,
-            &[0, src.as_ptr() as u64, WRITES, 0, 0, 0],
-        )
-        .unwrap()
-        .join(JOIN)
-        .unwrap();
-    assert_eq!(
-        p[3], 0,
-        "{} writes failed, first with {}",
-        p[3], p[4] as i64
-    );
-    assert_file_has_pattern(&file, THREADS, WRITES);
-    let mut dst = vec![0u8; (THREADS * REGION) as usize];
-    let p = CpuDevice
-        .launch(
-            kernel("pread_pattern"),
-            4,
-            32,
-            &ch,
-            &[0, dst.as_mut_ptr() as u64, WRITES, 0, 0, 0],
-        )
-        .unwrap()
-        .join(JOIN)
-        .unwrap();
-    assert_eq!(p[3], 0, "{} reads failed, first with {}", p[3], p[4] as i64);
-    for t in 0..THREADS {
-        for (off, len) in writes_of(t, WRITES) {
-            let r = off as usize..(off + u64::from(len)) as usize;
-            assert!(dst[r.clone()] == src[r], "pread of {off}+{len} differs");
-        }
-    }
+    write_then_read_back_pattern(&ch, &file, 4, 32, WRITES, "4 rings");
     let report = ch.close();
     assert!(report.is_clean(), "{report}");
     assert_eq!(
@@ -238,12 +214,7 @@ fn close_mid_flight_accounts_for_every_request_and_loses_no_acknowledged_write()
     let src: Vec<u8> = (0..THREADS * REGION).map(pattern_byte).collect();
     for round in 0..3 {
         let dir = tempfile::tempdir().unwrap();
-        let file = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(dir.path().join("until-closed"))
-            .unwrap();
+        let file = new_file(&dir, "until-closed");
         let ch = channel(&file, Duration::from_secs(2));
         // [16 + t]: how many writes thread t saw succeed (its first ones).
         let mut params = vec![0u64; 16 + THREADS as usize];
@@ -446,12 +417,7 @@ fn with_deadlines_shorter_than_the_io_timeouts_never_corrupt_data_or_lose_count(
     let src = pattern_source(THREADS, WRITES);
     for round in 0..3 {
         let dir = tempfile::tempdir().unwrap();
-        let file = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(dir.path().join("short-deadlines"))
-            .unwrap();
+        let file = new_file(&dir, "short-deadlines");
         let mut config = ChannelConfig {
             slots: 16,
             call_timeout: Duration::from_micros(50),
@@ -528,12 +494,7 @@ fn scribbled_forward_stamps_are_ignored_reported_and_never_wedge_the_channel() {
     // the next DONE for a wrong position. Then ordinary writes from 16 threads pass
     // over every entry again and again.
     let dir = tempfile::tempdir().unwrap();
-    let file = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(dir.path().join("pattern"))
-        .unwrap();
+    let file = new_file(&dir, "pattern");
     let (reader, writer) = std::io::pipe().unwrap();
     let mut config = ChannelConfig {
         slots: 8,

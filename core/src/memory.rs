@@ -175,21 +175,16 @@ impl dyn SharedMemory {
 /// per access. For the host's hot loops over queue rings (a `Sender` spent a fifth
 /// of its time in `region()`).
 #[derive(Clone, Debug)]
-pub struct SharedView {
+pub(crate) struct SharedView {
     /// Keeps the memory alive for the references handed out.
-    mem: Arc<dyn SharedMemory>,
+    _mem: Arc<dyn SharedMemory>,
     region: SharedRegion,
 }
 
 impl SharedView {
     pub fn new(mem: Arc<dyn SharedMemory>) -> Self {
         let region = mem.region();
-        Self { mem, region }
-    }
-
-    /// The allocation viewed.
-    pub fn memory(&self) -> &Arc<dyn SharedMemory> {
-        &self.mem
+        Self { _mem: mem, region }
     }
 
     pub fn region(&self) -> SharedRegion {

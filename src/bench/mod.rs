@@ -490,15 +490,20 @@ pub fn run_latency(
     dir: &Path,
     scale: Scale,
 ) -> Result<Vec<Figure>, String> {
-    // The first launch on a device may compile and load the kernels.
-    let ch = open(ChannelConfig::default())?;
-    let (p, _) = launch_wait(device, &ch, "nop", 1, &[1, 0, 0])?;
-    fail_check(&p, 1, "nop (warm-up)")?;
-    let report = ch.close();
+    let report = warm_channel(device, open)?.close();
     if !report.is_clean() {
         return Err(format!("close: {report}"));
     }
     latency(device, transport, open, dir, scale)
+}
+
+/// A default channel on which one NOP went through, untimed: the first launch on a
+/// device may compile and load the kernels (NVRTC: up to a minute, cold).
+fn warm_channel(device: &dyn Device, open: &Opener<'_>) -> Result<Channel, String> {
+    let ch = open(ChannelConfig::default())?;
+    let (p, _) = launch_wait(device, &ch, "nop", 1, &[1, 0, 0])?;
+    fail_check(&p, 1, "nop (warm-up)")?;
+    Ok(ch)
 }
 
 /// Every figure of one transport, measured once (the caller repeats and
@@ -515,11 +520,8 @@ pub fn run_transport(
 ) -> Result<(Vec<Figure>, crate::calibration::Measured), String> {
     let mut figures = Vec::new();
 
-    // NOP latency and throughput. One NOP first, untimed: the first launch on a
-    // device may compile and load the kernels (NVRTC: up to a minute, cold).
-    let ch = open(ChannelConfig::default())?;
-    let (p, _) = launch_wait(device, &ch, "nop", 1, &[1, 0, 0])?;
-    fail_check(&p, 1, "nop (warm-up)")?;
+    // NOP latency and throughput, after one untimed NOP.
+    let ch = warm_channel(device, open)?;
     let (p, t1) = launch_wait(device, &ch, "nop", 1, &[scale.nops, 0, 0])?;
     fail_check(&p, 1, "nop")?;
     let reference = host_uring_nop_us(scale.nops).ok();
