@@ -13,7 +13,8 @@
 //! ```text
 //! shared        MailboxPort ports[port_count]   192 B each: device_out | host_out | req, result
 //! device-local  u32 locks[port_count + 1][LOCK_WORDS_PER_PORT]
-//!               per port its turn (gpuio_turn), then the position counter
+//!               per port its turn (gpuio_turn) and its last device_out,
+//!               then the position counter
 //!               (device atomics only; the layout is the header's business)
 //! staging       chunk i (i * slot_size ..+ slot_size) belongs to port i
 //! ```

@@ -12,6 +12,13 @@
  *   gpuio_ld_relaxed_{32,64}     system-scope relaxed load (volatile read)
  *   gpuio_st_relaxed_{32,64}     system-scope relaxed store
  *   gpuio_fence_sc()             sequentially consistent fence, system scope
+ *   gpuio_ld_acquire_dev_{32,64}, gpuio_st_release_dev_{32,64}, gpuio_fence_dev()
+ *                                the same at device scope, for device-local words that
+ *                                only the device's own threads read and write (request
+ *                                turns, slot states): a system-scope release or fence
+ *                                waits until the thread's earlier writes could be seen
+ *                                across PCIe, ~1 us each on an H100 (measured: one NOP
+ *                                spent 3.1 us taking its slot and 1.1 us giving it back)
  *   gpuio_fetch_add_64           device atomics on device-local memory
  *   gpuio_cas_{32,64}            device atomics on device-local memory (returns old)
  *   gpuio_xchg_32
@@ -90,6 +97,23 @@ GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) {
   asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 GPUIO_FN void gpuio_fence_sc(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
+GPUIO_FN gpuio_u32 gpuio_ld_acquire_dev_32(const gpuio_u32 *p) {
+  gpuio_u32 v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+GPUIO_FN gpuio_u64 gpuio_ld_acquire_dev_64(const gpuio_u64 *p) {
+  gpuio_u64 v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+GPUIO_FN void gpuio_st_release_dev_32(gpuio_u32 *p, gpuio_u32 v) {
+  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+GPUIO_FN void gpuio_st_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GPUIO_FN void gpuio_fence_dev(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) {
   return atomicAdd((unsigned long long *)p, (unsigned long long)v);
 }
@@ -201,6 +225,19 @@ GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __hip_atomic
 GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
 GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
 GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+GPUIO_FN gpuio_u32 gpuio_ld_acquire_dev_32(const gpuio_u32 *p) {
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, GPUIO_AGENT);
+}
+GPUIO_FN gpuio_u64 gpuio_ld_acquire_dev_64(const gpuio_u64 *p) {
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, GPUIO_AGENT);
+}
+GPUIO_FN void gpuio_st_release_dev_32(gpuio_u32 *p, gpuio_u32 v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, GPUIO_AGENT);
+}
+GPUIO_FN void gpuio_st_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, GPUIO_AGENT);
+}
+GPUIO_FN void gpuio_fence_dev(void) { __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); }
 GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, GPUIO_AGENT);
 }
@@ -303,6 +340,12 @@ GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __atomic_loa
 GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+/* One scope on the host: the device-scope forms are the same operations. */
+GPUIO_FN gpuio_u32 gpuio_ld_acquire_dev_32(const gpuio_u32 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+GPUIO_FN gpuio_u64 gpuio_ld_acquire_dev_64(const gpuio_u64 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+GPUIO_FN void gpuio_st_release_dev_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+GPUIO_FN void gpuio_st_release_dev_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+GPUIO_FN void gpuio_fence_dev(void) { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
 GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
 GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
   __atomic_compare_exchange_n(p, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);

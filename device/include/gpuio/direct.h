@@ -312,7 +312,7 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
 }
 
 GPUIO_FN void gpuio_direct_release(const gpuio_channel *ch, gpuio_slot *s) {
-  gpuio_st_release_32(&gpuio_direct_slot_at(ch, s->index)->turn.state, GPUIO_SLOT_FREE);
+  gpuio_st_release_dev_32(&gpuio_direct_slot_at(ch, s->index)->turn.state, GPUIO_SLOT_FREE);
 }
 
 /* Runs one SQE exactly as given (except user_data) through the ring and returns the

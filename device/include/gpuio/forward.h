@@ -98,7 +98,7 @@ GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
 
 /* Frees the slot for the next turn (the result and staging bytes were read). */
 GPUIO_FN void gpuio_forward_release(const gpuio_channel *ch, gpuio_slot *s) {
-  gpuio_st_release_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_FREE);
+  gpuio_st_release_dev_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_FREE);
 }
 
 #endif /* GPUIO_FORWARD_H */

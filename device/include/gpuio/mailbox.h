@@ -4,8 +4,9 @@
  * Memory (see abi.h / abi.rs):
  *   shared        gpuio_mailbox_port ports[port_count]       device_out | host_out | req | result
  *   device-local  gpuio_u32 locks[port_count + 1][GPUIO_MB_LOCK_WORDS]   (64 B each)
- *                 entry i < port_count: port i's gpuio_turn; entry port_count: the
- *                 position counter (a gpuio_u64)
+ *                 entry i < port_count: port i's gpuio_turn, then its last device_out
+ *                 (word GPUIO_MB_SENT_WORD); entry port_count: the position counter
+ *                 (a gpuio_u64)
  *
  * Protocol, in one sentence: the device owns port i when device_out == host_out.
  * The owner writes `req`, then flips device_out with a system-scope release store;
@@ -46,6 +47,18 @@ GPUIO_FN gpuio_turn *gpuio_mailbox_turn_at(const gpuio_channel *ch, gpuio_u32 i)
   return (gpuio_turn *)(gpuio_ptr<gpuio_u32>(ch->mailbox.locks) + (gpuio_u64)i * GPUIO_MB_LOCK_WORDS);
 }
 
+/* Port i's last `device_out`, mirrored in device-local memory after its gpuio_turn
+ * (word GPUIO_MB_SENT_WORD of its entry; zeroed like the port): the flip reads this
+ * instead of the shared word, which was a read across PCIe on every request (1.2 us
+ * of an H100's NOP, measured). Like device_out, only the port's holder writes it, and
+ * the turn's release and acquire hand it from holder to holder. */
+#define GPUIO_MB_SENT_WORD 8u
+static_assert(sizeof(gpuio_turn) <= GPUIO_MB_SENT_WORD * sizeof(gpuio_u32), "the mirror is past the turn");
+static_assert(GPUIO_MB_SENT_WORD < GPUIO_MB_LOCK_WORDS, "the mirror is inside the entry");
+GPUIO_FN gpuio_u32 *gpuio_mailbox_sent_at(const gpuio_channel *ch, gpuio_u32 i) {
+  return gpuio_ptr<gpuio_u32>(ch->mailbox.locks) + (gpuio_u64)i * GPUIO_MB_LOCK_WORDS + GPUIO_MB_SENT_WORD;
+}
+
 /* An abandoned port may be taken over once the host answered what is in it. */
 struct gpuio_mailbox_reclaim {
   const gpuio_channel *ch;
@@ -71,9 +84,12 @@ GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
 GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
   port->req = *r;
-  /* Only the port's holder writes device_out, so a relaxed read of it is its own
-   * side's last write. The release orders the request (and the staging bytes) first. */
-  gpuio_u32 flipped = gpuio_ld_relaxed_32(&port->device_out) ^ 1u;
+  /* Only the port's holder writes device_out (and its mirror), so the mirror holds
+   * its own side's last write. The release orders the request (and the staging
+   * bytes) first. */
+  gpuio_u32 *sent = gpuio_mailbox_sent_at(ch, s->index);
+  const gpuio_u32 flipped = gpuio_ld_relaxed_32(sent) ^ 1u;
+  gpuio_st_relaxed_32(sent, flipped);
   s->pos = flipped; /* the turn is no longer needed: pos now names what we sent */
   gpuio_st_release_32(&port->device_out, flipped);
 }
@@ -108,7 +124,7 @@ GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
 
 /* Gives the port back (the host has answered; the staging chunk is free too). */
 GPUIO_FN void gpuio_mailbox_release(const gpuio_channel *ch, gpuio_slot *s) {
-  gpuio_st_release_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_FREE);
+  gpuio_st_release_dev_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_FREE);
 }
 
 #endif
