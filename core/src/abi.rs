@@ -478,7 +478,10 @@ pub mod queue_direction {
 /// out and frees the cell with `ready = h + cells` (release). The host initialises
 /// `ready = p` for lap 0 and sets `closed` after its last `head` when its `Sender`
 /// closes; once `closed` is seen and every position below the final `head` is
-/// claimed, a reader reports end of stream.
+/// claimed, a reader reports end of stream. A warp of readers first takes one of
+/// [`QUEUE_CLAIM_FUNNELS`] device-local claim funnels after the ring's state (a
+/// compare-and-swap 0 → 1 on funnel `warp % QUEUE_CLAIM_FUNNELS`, released with 0;
+/// it orders nothing) and competes for `tail` only while it holds it.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Queue {
@@ -498,7 +501,9 @@ pub struct Queue {
     pub cells_addr: u64,
     /// Device address of `QueueControl[rings]` (shared; written by the host).
     pub control: u64,
-    /// Device address of `QueueRing[rings]` (device-local).
+    /// Device address of `QueueRing[rings]` (device-local); for a queue to the
+    /// device, [`QUEUE_CLAIM_FUNNELS`] claim funnels follow, one `u32` at the start
+    /// of each 64-byte line.
     pub ring_state: u64,
     pub _pad: [u64; 2],
 }
@@ -538,6 +543,13 @@ pub struct QueueRing {
     pub polled_at: u64,
     pub _pad: [u64; 4],
 }
+
+/// Claim funnels of a queue to the device (`GPUIO_QUEUE_CLAIM_FUNNELS`): at most
+/// this many reading warps compete for the ring's `tail` at a time. With every warp
+/// of an H100 competing (4,224 at 135,168 threads), `ncu` put 97 % of the reading
+/// kernel's stall samples on the claim's compare-and-swap loop, 88 L2 atomics per
+/// message, and the queue moved 5 M messages/s.
+pub const QUEUE_CLAIM_FUNNELS: u32 = 64;
 
 /// [`QueueRing::seen`] bits.
 pub mod queue_seen {
@@ -694,6 +706,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_QUEUE_TO_DEVICE" => queue_direction::TO_DEVICE as usize,
         "GPUIO_QUEUE_SEEN_CLOSED" => queue_seen::CLOSED as usize,
         "GPUIO_QUEUE_SEEN_SHUTDOWN" => queue_seen::SHUTDOWN as usize,
+        "GPUIO_QUEUE_CLAIM_FUNNELS" => QUEUE_CLAIM_FUNNELS as usize,
         "GPUIO_ACCESS_READ" => access::READ as usize,
         "GPUIO_ACCESS_WRITE" => access::WRITE as usize,
         "GPUIO_SLOT_FREE" => slot_state::FREE as usize,
