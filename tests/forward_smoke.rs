@@ -192,6 +192,7 @@ fn warps_on_every_ring_write_and_read_back_byte_exact_each_ring_served_by_its_ow
     config.endpoint(Endpoint::file("data", &file, Access::READ_WRITE).unwrap());
     let builder = ForwardBuilder {
         rings: 4,
+        min_ring_slots: 16,
         ..ForwardBuilder::default()
     };
     let ch = Channel::open(provider(), &builder, config).expect("open forward channel");

@@ -131,6 +131,14 @@ pub struct ForwardBuilder {
     /// a power of two, at most the slots. [`DEFAULT_RINGS`] by default, or
     /// [`RINGS_ENV`].
     pub rings: u32,
+    /// Fewest slots a ring may have: `rings` is halved until each ring has this
+    /// many (64 by default; 0 for no floor). The lanes of a warp that call together
+    /// take consecutive slots of one ring and wait for all of them together, so a
+    /// ring with fewer free slots than a warp has lanes leaves the last lanes
+    /// waiting for slots their own warp holds, until their deadline (measured on an
+    /// H100: a 64-slot channel split into 4 rings of 16 timed out a warp of 32 NOPs
+    /// beside one stuck read).
+    pub min_ring_slots: u32,
 }
 
 /// The environment variable that sets [`ForwardBuilder::rings`] (1 to 64).
@@ -155,6 +163,7 @@ impl Default for ForwardBuilder {
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .filter(|n| (1..=64).contains(n))
                 .unwrap_or(DEFAULT_RINGS),
+            min_ring_slots: 64,
         }
     }
 }
@@ -176,7 +185,10 @@ impl TransportBuilder for ForwardBuilder {
         let queue = QueueView::new(entries, slots)?;
         queue.init();
         // A power of two that divides the slots (a power of two themselves).
-        let rings = prev_power_of_two(self.rings.clamp(1, slots));
+        let mut rings = prev_power_of_two(self.rings.clamp(1, slots));
+        while rings > 1 && slots / rings < self.min_ring_slots {
+            rings /= 2;
+        }
         let per = slots / rings;
         let state_len = rings as usize * std::mem::size_of::<abi::ForwardState>();
         let local =
