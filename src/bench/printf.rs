@@ -7,9 +7,9 @@
 //! * 64 threads (`Scale::threads`), `Scale::lines_per_thread` lines each; also
 //!   against one host thread formatting and `write`-ing the same lines;
 //! * the whole device (`Device::full_shape`, every SM × 1024 threads on a GPU),
-//!   `Scale::printf_lines` lines in all (2^17, 2^14 with `--quick`): one line per
-//!   thread on a GPU, more per thread where the device has fewer threads (the CPU
-//!   device).
+//!   `Scale::printf_lines` lines in all (2^21, 2^14 with `--quick`): 16 lines per
+//!   thread on an H100 (132 × 1024 threads), more per thread where the device has
+//!   fewer threads (the CPU device), at least one each.
 
 use std::io::Write as _;
 use std::os::fd::AsFd as _;
