@@ -233,7 +233,8 @@ impl QueueShared {
             Direction::ToDevice => abi::QUEUE_CLAIM_FUNNELS as usize,
         };
         let local: Arc<dyn LocalMemory> = Arc::from(
-            provider.alloc_local((rings as usize + funnels) * std::mem::size_of::<abi::QueueRing>())?,
+            provider
+                .alloc_local((rings as usize + funnels) * std::mem::size_of::<abi::QueueRing>())?,
         );
         local.write(0, &vec![0u8; local.len()])?;
         let shared = QueueShared {
