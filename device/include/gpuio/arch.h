@@ -12,7 +12,8 @@
  *   gpuio_ld_relaxed_{32,64}     system-scope relaxed load (volatile read)
  *   gpuio_st_relaxed_{32,64}     system-scope relaxed store
  *   gpuio_fence_sc()             sequentially consistent fence, system scope
- *   gpuio_ld_acquire_dev_{32,64}, gpuio_st_release_dev_{32,64}, gpuio_fence_dev()
+ *   gpuio_ld_acquire_dev_{32,64}, gpuio_st_release_dev_{32,64}, gpuio_fence_dev(),
+ *   gpuio_fence_sc_dev()
  *                                the same at device scope, for device-local words that
  *                                only the device's own threads read and write (request
  *                                turns, slot states): a system-scope release or fence
@@ -114,6 +115,7 @@ GPUIO_FN void gpuio_st_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
   asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 GPUIO_FN void gpuio_fence_dev(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+GPUIO_FN void gpuio_fence_sc_dev(void) { asm volatile("fence.sc.gpu;" ::: "memory"); }
 GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) {
   return atomicAdd((unsigned long long *)p, (unsigned long long)v);
 }
@@ -238,6 +240,7 @@ GPUIO_FN void gpuio_st_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, GPUIO_AGENT);
 }
 GPUIO_FN void gpuio_fence_dev(void) { __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); }
+GPUIO_FN void gpuio_fence_sc_dev(void) { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
 GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, GPUIO_AGENT);
 }
@@ -346,6 +349,7 @@ GPUIO_FN gpuio_u64 gpuio_ld_acquire_dev_64(const gpuio_u64 *p) { return __atomic
 GPUIO_FN void gpuio_st_release_dev_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 GPUIO_FN void gpuio_st_release_dev_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 GPUIO_FN void gpuio_fence_dev(void) { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
+GPUIO_FN void gpuio_fence_sc_dev(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 GPUIO_FN gpuio_u64 gpuio_fetch_add_64(gpuio_u64 *p, gpuio_u64 v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
 GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
   __atomic_compare_exchange_n(p, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);

@@ -73,13 +73,15 @@ GPUIO_FN void gpuio_direct_count_timeout(const gpuio_channel *ch, int e) {
 }
 
 /* A device-local spin lock, tried once. The CAS is relaxed on CUDA: the fence after
- * it makes taking the lock an acquire on every target. */
+ * it makes taking the lock an acquire on every target. Device scope, as for every
+ * word only the device's threads touch (gpuio/arch.h): a system-scope fence waits
+ * for the thread's writes across PCIe, ~1 us each on an H100. */
 GPUIO_FN bool gpuio_direct_trylock(gpuio_u32 *lock) {
   if (gpuio_cas_32(lock, 0u, 1u) != 0u) return false;
-  gpuio_fence_sc();
+  gpuio_fence_dev();
   return true;
 }
-GPUIO_FN void gpuio_direct_unlock(gpuio_u32 *lock) { gpuio_st_release_32(lock, 0u); }
+GPUIO_FN void gpuio_direct_unlock(gpuio_u32 *lock) { gpuio_st_release_dev_32(lock, 0u); }
 
 /* Advances the SQ tail over consecutive stamped SQ positions. Whoever holds the
  * publish lock does it for everyone; a submitter that finds the lock taken leaves its
@@ -87,7 +89,10 @@ GPUIO_FN void gpuio_direct_unlock(gpuio_u32 *lock) { gpuio_st_release_32(lock, 0
  * tries the lock; the holder unlocks, fences, then re-checks the first position it
  * did not publish. With both fences sequentially consistent, either the submitter
  * sees the lock free or the holder sees the stamp, so no written position is left
- * behind with nobody to publish it. */
+ * behind with nobody to publish it. Both are device threads and `sq_ready` and the
+ * lock device-local: device scope (gpuio_fence_sc_dev). What reaches the kernel's
+ * SQPOLL thread is ordered by the system-scope release of the SQ tail, which is
+ * cumulative: it carries every SQE write the holder observed through `sq_ready`. */
 GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
   gpuio_direct_state *st = gpuio_direct_st(ch);
   gpuio_u32 *sq_tail = gpuio_ptr<gpuio_u32>(ch->direct.sq_tail);
@@ -99,7 +104,7 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
     if (!gpuio_direct_trylock(&st->publish_lock)) return;
     const gpuio_u64 start = gpuio_ld_relaxed_64(&st->published);
     gpuio_u64 p = start;
-    while (p - start < entries && gpuio_ld_acquire_64(&gpuio_direct_slot_at(ch, p)->sq_ready) == p + 1) ++p;
+    while (p - start < entries && gpuio_ld_acquire_dev_64(&gpuio_direct_slot_at(ch, p)->sq_ready) == p + 1) ++p;
     if (p != start) {
       gpuio_st_relaxed_64(&st->published, p);
       /* Host-visible counters are only ever stored from device-local truth, never
@@ -113,8 +118,8 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
       gpuio_st_release_32(sq_tail, (gpuio_u32)p);
     }
     gpuio_direct_unlock(&st->publish_lock);
-    gpuio_fence_sc();
-    if (gpuio_ld_acquire_64(&gpuio_direct_slot_at(ch, p)->sq_ready) != p + 1) return;
+    gpuio_fence_sc_dev();
+    if (gpuio_ld_acquire_dev_64(&gpuio_direct_slot_at(ch, p)->sq_ready) != p + 1) return;
   }
 }
 
@@ -139,8 +144,8 @@ GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_slot *s, const gp
   gpuio_ptr<gpuio_sqe>(ch->direct.sqes)[s->index] = e;
   gpuio_st_relaxed_32(gpuio_ptr<gpuio_u32>(ch->direct.sq_array) + (q & ch->direct.sq_mask), s->index);
   /* The SQE and the index before the stamp, the stamp before trying the lock. */
-  gpuio_st_release_64(&gpuio_direct_slot_at(ch, q)->sq_ready, q + 1);
-  gpuio_fence_sc();
+  gpuio_st_release_dev_64(&gpuio_direct_slot_at(ch, q)->sq_ready, q + 1);
+  gpuio_fence_sc_dev();
   gpuio_direct_publish(ch);
 }
 
@@ -154,7 +159,7 @@ GPUIO_FN void gpuio_direct_complete(const gpuio_channel *ch, gpuio_u64 pos, gpui
   if (gpuio_ld_relaxed_64(&sl->turn.holder) != lap || gpuio_ld_relaxed_32(&sl->turn.state) == GPUIO_SLOT_FREE) return;
   if (gpuio_ld_relaxed_64(&sl->done) == pos + 1) return; /* answered already: a replay */
   gpuio_st_relaxed_32((gpuio_u32 *)&sl->res, (gpuio_u32)res);
-  gpuio_st_release_64(&sl->done, pos + 1); /* res before the stamp */
+  gpuio_st_release_dev_64(&sl->done, pos + 1); /* res before the stamp */
 }
 
 /* Drains the CQ if nobody else is doing it. Every waiting thread calls this, so it
@@ -213,7 +218,7 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
 struct gpuio_direct_reclaim {
   const gpuio_channel *ch;
   GPUIO_METHOD bool operator()(gpuio_u32 index, gpuio_u64 holder) const {
-    return gpuio_ld_acquire_64(&gpuio_direct_slot_at(ch, index)->done) == holder * ch->slots + index + 1u;
+    return gpuio_ld_acquire_dev_64(&gpuio_direct_slot_at(ch, index)->done) == holder * ch->slots + index + 1u;
   }
   GPUIO_METHOD void nudge() const { gpuio_direct_reap(ch); }
 };
@@ -276,9 +281,9 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
  * *result, else 0. */
 GPUIO_FN int gpuio_direct_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
   gpuio_direct_slot *sl = gpuio_direct_slot_at(ch, s->index);
-  if (gpuio_ld_acquire_64(&sl->done) != s->pos + 1) {
+  if (gpuio_ld_acquire_dev_64(&sl->done) != s->pos + 1) {
     gpuio_direct_reap(ch);
-    if (gpuio_ld_acquire_64(&sl->done) != s->pos + 1) return 0;
+    if (gpuio_ld_acquire_dev_64(&sl->done) != s->pos + 1) return 0;
   }
   *result = (gpuio_i32)gpuio_ld_relaxed_32((const gpuio_u32 *)&sl->res);
   return 1;
