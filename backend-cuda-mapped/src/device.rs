@@ -315,6 +315,37 @@ impl CudaDevice {
         }))
     }
 
+    /// Sizes CUDA's printf buffer for `lines` lines (about [`PRINTF_RECORD`] bytes
+    /// each, at least [`PRINTF_FIFO_MIN`]) unless it was sized already: the bytes
+    /// needed and the buffer's size. CUDA fixes the size at the first kernel that
+    /// prints, so only the first call sizes it.
+    fn size_printf_fifo(&self, lines: u64) -> Result<(usize, usize), DeviceError> {
+        let need = lines
+            .saturating_mul(PRINTF_RECORD)
+            .try_into()
+            .unwrap_or(usize::MAX);
+        let mut fifo = self
+            .inner
+            .printf_fifo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        sys::bind(&self.inner.ctx).map_err(dev_err)?;
+        let have = match *fifo {
+            Some(have) => have,
+            None => {
+                // SAFETY: the context is current (bound above).
+                if let Err(e) = unsafe { sys::ctx_set_printf_fifo(need.max(PRINTF_FIFO_MIN)) } {
+                    tracing::warn!(error = %e, "the printf buffer keeps its size; lines may be dropped");
+                }
+                // SAFETY: as above.
+                let have = unsafe { sys::ctx_printf_fifo() }.map_err(dev_err)?;
+                *fifo = Some(have);
+                have
+            }
+        };
+        Ok((need, have))
+    }
+
     /// The conformance kernels (`kernels/conformance.h`), compiled and loaded once.
     pub fn conformance(&self) -> Result<Arc<KernelModule>, DeviceError> {
         let mut slot = self
@@ -578,6 +609,13 @@ impl Device for CudaDevice {
     fn native_printf_name(&self) -> &'static str {
         "CUDA device printf"
     }
+    /// Sizes CUDA's printf buffer for `lines` lines (about [`PRINTF_RECORD`] bytes
+    /// each, at least [`PRINTF_FIFO_MIN`]) if no printing kernel ran yet; CUDA fixes
+    /// its size from then on.
+    fn reserve_native_printf(&self, lines: u64) -> Result<(), DeviceError> {
+        self.inner.check_lost()?;
+        self.size_printf_fifo(lines).map(drop)
+    }
     /// CUDA's `printf` keeps lines in a device buffer until a synchronisation; lines
     /// that do not fit are dropped. Before the first such kernel the buffer is made
     /// room for every line (about [`PRINTF_RECORD`] bytes each, at least
@@ -591,28 +629,13 @@ impl Device for CudaDevice {
         channel: &Channel,
     ) -> Result<(), DeviceError> {
         self.inner.check_lost()?;
-        let need = (u64::from(grid) * u64::from(block) * lines)
-            .saturating_mul(PRINTF_RECORD)
-            .try_into()
-            .unwrap_or(usize::MAX);
-        {
-            let mut fifo = self
-                .inner
-                .printf_fifo
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            sys::bind(&self.inner.ctx).map_err(dev_err)?;
-            if fifo.is_none() {
-                // SAFETY: the context is current (bound above).
-                if let Err(e) = unsafe { sys::ctx_set_printf_fifo(need.max(PRINTF_FIFO_MIN)) } {
-                    tracing::warn!(error = %e, "the printf buffer keeps its size; lines may be dropped");
-                }
-                // SAFETY: as above.
-                *fifo = Some(unsafe { sys::ctx_printf_fifo() }.map_err(dev_err)?);
-            }
-            if fifo.is_some_and(|have| have < need) {
-                tracing::warn!(need, have = ?*fifo, "the printf buffer is smaller than the lines; some may be dropped");
-            }
+        let (need, have) = self.size_printf_fifo(u64::from(grid) * u64::from(block) * lines)?;
+        if have < need {
+            tracing::warn!(
+                need,
+                have,
+                "the printf buffer is smaller than the lines; some may be dropped"
+            );
         }
         let m = self.conformance()?;
         let run = self.launch_in(

@@ -125,6 +125,14 @@ pub trait Device: Send + Sync {
     fn copy_bandwidth(&self, bytes: usize, tries: u32) -> Result<CopyBandwidth, DeviceError>;
     /// What [`Device::native_printf`] prints with, in words ("CUDA device printf").
     fn native_printf_name(&self) -> &'static str;
+    /// Makes room for `lines` lines of [`Device::native_printf`] in one call, on a
+    /// device whose printf buffer is sized once, before its first printing kernel
+    /// (CUDA's: lines that do not fit are dropped). A caller whose first call prints
+    /// fewer lines than a later one says so first. Nothing to do by default.
+    fn reserve_native_printf(&self, lines: u64) -> Result<(), DeviceError> {
+        let _ = lines;
+        Ok(())
+    }
     /// Runs the built-in kernel `native_printf` (`grid × block` threads, `lines`
     /// lines each, the same lines as `printf_lines` prints with `gpuio_printf`), which
     /// prints with the device's own `printf` (CUDA's, HIP's, the C library's on the CPU
