@@ -36,7 +36,18 @@ pub(crate) struct ForwarderConfig {
     /// The entries this forwarder serves (its ring's slots); the others are other
     /// forwarders'.
     pub entries: std::ops::Range<usize>,
+    /// Ring 0's forwarder leads: it backs off like every host thread (up to
+    /// `idle_max`, [`Backoff::DEEP_MAX`] after a quiet spell) and, while it sleeps,
+    /// looks at the other rings' entries and wakes their forwarders when one holds
+    /// a request, and when it finds work itself after sleeping. The others sleep up
+    /// to [`PEER_IDLE_MAX`] unless woken: an idle channel then wakes one forwarder
+    /// about a hundred times a second, not every ring's.
+    pub lead: bool,
 }
+
+/// Longest idle sleep of a forwarder other than ring 0's (which wakes it sooner
+/// when there is work).
+pub(crate) const PEER_IDLE_MAX: Duration = Duration::from_millis(50);
 
 /// What the loop did, for the debug log at exit.
 #[derive(Debug, Default)]
@@ -54,6 +65,9 @@ struct LoopStats {
 pub(crate) struct Control {
     stopping: AtomicBool,
     deadline: Mutex<Option<Instant>>,
+    /// The forwarder threads of rings 1, 2, … (set once they run): ring 0's
+    /// forwarder wakes them when the device is busy again, and `stop` wakes them.
+    peers: std::sync::OnceLock<Vec<std::thread::Thread>>,
     /// The first stamp that broke the protocol, in words (`close()` counts them all).
     /// Written once, by the first forwarder thread to see one, before `violated` is
     /// released.
@@ -69,6 +83,22 @@ impl Control {
     pub fn stop(&self, deadline: Instant) {
         *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = Some(deadline);
         self.stopping.store(true, Ordering::Release);
+        self.wake_peers();
+    }
+
+    /// Names the forwarder threads of rings 1, 2, … (once).
+    pub fn set_peers(&self, peers: Vec<std::thread::Thread>) {
+        let _ = self.peers.set(peers);
+        if self.stopping.load(Ordering::Acquire) {
+            self.wake_peers();
+        }
+    }
+
+    /// Cuts the idle sleep of every forwarder of rings 1, 2, … short.
+    fn wake_peers(&self) {
+        for t in self.peers.get().into_iter().flatten() {
+            t.unpark();
+        }
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -281,7 +311,11 @@ impl Forwarder {
     /// Serves the queue until told to stop, then drains within the deadline.
     pub fn run(mut self) -> Exit {
         let _span = tracing::debug_span!("forwarder").entered();
-        let mut backoff = Backoff::new(self.config.idle_max);
+        let mut backoff = if self.config.lead {
+            Backoff::new(self.config.idle_max)
+        } else {
+            Backoff::parking(PEER_IDLE_MAX)
+        };
         let mut cq_wait = FIRST_CQ_WAIT;
         let mut quiet_since: Option<Instant> = None;
         let mut cancelled = false;
@@ -322,6 +356,9 @@ impl Forwarder {
                 }
             }
             if progressed {
+                if self.config.lead && backoff.sleeping() {
+                    self.control.wake_peers(); // the device is busy again
+                }
                 backoff.reset();
                 cq_wait = FIRST_CQ_WAIT;
             } else if self.in_flight > 0 && self.ring.params().is_feature_ext_arg() {
@@ -333,6 +370,9 @@ impl Forwarder {
                 stats.waited += t.elapsed();
                 cq_wait = (cq_wait * 2).min(self.config.idle_max.max(FIRST_CQ_WAIT));
             } else {
+                if self.config.lead && backoff.sleeping() && self.others_ready() {
+                    self.control.wake_peers();
+                }
                 backoff.idle();
             }
         }
@@ -348,6 +388,15 @@ impl Forwarder {
     }
 
     /// Whether some entry of this forwarder's holds a request not taken yet.
+    /// Whether an entry of another ring is stamped READY (taken or not: this thread
+    /// does not know what the others took; a false alarm costs one early wake-up).
+    fn others_ready(&self) -> bool {
+        let own = &self.config.entries;
+        (0..self.taken.len())
+            .filter(|i| !own.contains(i))
+            .any(|i| self.queue.entry_at(i).stamp() & 3 == crate::abi::stamp::READY)
+    }
+
     fn any_ready(&self) -> bool {
         self.config.entries.clone().any(|i| {
             self.untaken(i)

@@ -213,6 +213,7 @@ impl TransportBuilder for ForwardBuilder {
                 quiet: self.quiet,
                 fixed_files: self.fixed_files,
                 entries: first..first + per as usize,
+                lead: r == 0,
             };
             let started = Forwarder::new(
                 config,
@@ -241,6 +242,7 @@ impl TransportBuilder for ForwardBuilder {
                 }
             }
         }
+        control.set_peers(threads.iter().skip(1).map(|t| t.thread().clone()).collect());
         tracing::debug!(slots, rings, "forward transport up");
         Ok(Box::new(ForwardTransport {
             control,

@@ -123,21 +123,15 @@ GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
   char *d = (char *)dst;
   const char *s = (const char *)src;
   if ((((gpuio_u64)d | (gpuio_u64)s) & 7u) == 0) {
-    const gpuio_u64 words = n / 8u;
-    const gpuio_u64 *sw = (const gpuio_u64 *)s;
-    gpuio_u64 *dw = (gpuio_u64 *)d;
-    gpuio_u64 i = 0;
-    for (; i + GPUIO_COPY_BATCH <= words; i += GPUIO_COPY_BATCH) {
+    for (; n >= 8u * GPUIO_COPY_BATCH; n -= 8u * GPUIO_COPY_BATCH, d += 8u * GPUIO_COPY_BATCH,
+                                       s += 8u * GPUIO_COPY_BATCH) {
       gpuio_u64 v[GPUIO_COPY_BATCH];
 GPUIO_UNROLL
-      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) v[u] = sw[i + u];
+      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) v[u] = ((const gpuio_u64 *)s)[u];
 GPUIO_UNROLL
-      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) dw[i + u] = v[u];
+      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) ((gpuio_u64 *)d)[u] = v[u];
     }
-    for (; i < words; ++i) dw[i] = sw[i];
-    d += words * 8u;
-    s += words * 8u;
-    n -= words * 8u;
+    for (; n >= 8; n -= 8, d += 8, s += 8) *(gpuio_u64 *)d = *(const gpuio_u64 *)s;
   }
   for (; n; --n) *d++ = *s++;
 }
