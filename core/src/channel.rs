@@ -174,6 +174,9 @@ pub struct CloseReport {
     pub queues: Vec<QueueReport>,
     /// What each printf log wrote.
     pub logs: Vec<LogReport>,
+    /// From the start of the close until every printf log had written what was
+    /// printed before it (the logs finish first, then the transport).
+    pub logs_elapsed: Duration,
     pub elapsed: Duration,
 }
 
@@ -594,6 +597,7 @@ impl Channel {
                 problems: vec!["already closed".into()],
                 queues: Vec::new(),
                 logs: Vec::new(),
+                logs_elapsed: Duration::ZERO,
                 elapsed: Duration::ZERO,
             };
         };
@@ -611,6 +615,7 @@ impl Channel {
             .iter_mut()
             .map(|l| l.finish(start + bound))
             .collect();
+        let logs_elapsed = start.elapsed();
         let report = transport.close(start + bound);
         let mut problems = report.problems;
         for l in &logs {
@@ -646,6 +651,7 @@ impl Channel {
             problems,
             queues,
             logs,
+            logs_elapsed,
             elapsed: start.elapsed(),
         };
         if out.is_clean() {
@@ -682,6 +688,7 @@ mod tests {
             problems: Vec::new(),
             queues: Vec::new(),
             logs: Vec::new(),
+            logs_elapsed: Duration::ZERO,
             elapsed: Duration::ZERO,
         }
     }

@@ -63,8 +63,12 @@ fn gpuio_lines(
     let cpu0 = process_cpu_time();
     let start = Instant::now();
     let (p, _) = launch_wait_shape(device, &ch, "printf_lines", (grid, block), &[lines, 0, 0])?;
-    let report = ch.close(); // drains what is still in flight: part of the time
-    let took = start.elapsed().max(Duration::from_nanos(1));
+    // Until every line is in the file: the kernel, then the close's drain of the
+    // log (part of the time); not the transport's own close after it (a forward
+    // channel waits 50 ms for quiet), which the device's printf has no part of.
+    let closing = start.elapsed();
+    let report = ch.close();
+    let took = (closing + report.logs_elapsed).max(Duration::from_nanos(1));
     let cpu = process_cpu_time().saturating_sub(cpu0);
     fail_check(&p, 1, "printf")?;
     if !report.is_clean() {
