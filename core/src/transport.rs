@@ -270,7 +270,11 @@ pub trait Transport: Send {
 /// [`Backoff::DEEP_AFTER`] without work the sleeps grow further, to
 /// [`Backoff::DEEP_MAX`]: a channel left open and idle then wakes each of its
 /// threads about a hundred times a second, and the first request after such a
-/// quiet spell waits that much longer.
+/// quiet spell waits that much longer; after [`Backoff::DEEPER_AFTER`], up to
+/// [`Backoff::DEEPER_MAX`]. (Measured on the CPU device, 2026-11-26: an idle
+/// forwarder or printf-log thread spent about 20 µs of CPU a wake-up, so a hundred
+/// wake-ups a second were a quarter of a percent of a core each; an idle forward
+/// channel with a stdout log cost 1.1-1.3 % of a core on an H100's host.)
 #[derive(Debug)]
 pub struct Backoff {
     idle_rounds: u32,
@@ -286,6 +290,10 @@ impl Backoff {
     pub const DEEP_AFTER: Duration = Duration::from_millis(100);
     /// The longest sleep after a quiet spell.
     pub const DEEP_MAX: Duration = Duration::from_millis(10);
+    /// Idle this long before the sleeps grow past `DEEP_MAX`.
+    pub const DEEPER_AFTER: Duration = Duration::from_secs(1);
+    /// The longest sleep after a long quiet spell.
+    pub const DEEPER_MAX: Duration = Duration::from_millis(50);
 
     pub fn new(max: Duration) -> Self {
         Self {
@@ -313,7 +321,8 @@ impl Backoff {
         self.idle_since = None;
     }
     /// Nothing to do: spin, then yield, then sleep longer each time up to `max`
-    /// (up to `DEEP_MAX` once idle for `DEEP_AFTER`).
+    /// (up to `DEEP_MAX` once idle for `DEEP_AFTER`, `DEEPER_MAX` once idle for
+    /// `DEEPER_AFTER`).
     pub fn idle(&mut self) {
         self.idle_rounds = self.idle_rounds.saturating_add(1);
         match self.idle_rounds {
@@ -321,7 +330,10 @@ impl Backoff {
             65..=128 => std::thread::yield_now(),
             n => {
                 let since = *self.idle_since.get_or_insert_with(std::time::Instant::now);
-                let cap = if since.elapsed() >= Self::DEEP_AFTER {
+                let idle = since.elapsed();
+                let cap = if idle >= Self::DEEPER_AFTER {
+                    self.max.max(Self::DEEPER_MAX)
+                } else if idle >= Self::DEEP_AFTER {
                     self.max.max(Self::DEEP_MAX)
                 } else {
                     self.max
