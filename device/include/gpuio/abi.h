@@ -201,7 +201,7 @@ typedef struct alignas(64) gpuio_queue_ring {
 #define GPUIO_QUEUE_SEEN_SHUTDOWN 2u
 /* A queue to the device: claim funnels after its gpuio_queue_ring, one u32 at the
  * start of each 64-byte line (gpuio/queue.h, gpuio_impl_queue_recv_group). */
-#define GPUIO_QUEUE_CLAIM_FUNNELS 64u
+#define GPUIO_QUEUE_CLAIM_FUNNELS 128u
 typedef struct gpuio_cell_header {
   gpuio_u64 ready; /* to the host: pos + 1 when full; to the device: pos free, pos + 1 full */
   gpuio_u32 len;   /* message bytes */
