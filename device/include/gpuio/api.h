@@ -379,11 +379,10 @@ GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
   return 0;
 }
 
-/* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing, before
- * anything else (a raw request). Checked requests read `closing` while they take
- * their slot instead (gpuio_impl_acquire_open); host queues and printf logs check
- * only the descriptor and learn of closing from their rings' polls (gpuio/queue.h),
- * so that a message costs no read across PCIe. */
+/* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing: what
+ * every request checks first. Host queues and printf logs check only the
+ * descriptor and learn of closing from their rings' polls (gpuio/queue.h), so that
+ * a message costs no read across PCIe. */
 GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
   const int e = gpuio_impl_check_descriptor(ch);
   if (e) return e;
@@ -465,24 +464,6 @@ GPUIO_FN void gpuio_impl_release(const gpuio_channel *ch, gpuio_slot *s) {
   }
 }
 
-/* Takes a slot (gpuio_impl_acquire) with the read of the channel's `closing` in
- * flight meanwhile: 0 holding the slot; -ESHUTDOWN holding nothing once the host
- * began closing; or the acquire's -errno. A check of `closing` before the slot was
- * taken waited for its crossing of PCIe on its own (1.5 us of a NOP's 12 on an
- * H100, measured); the loaded word is looked at only once the slot is held, so the
- * two overlap. Every request checks it before its submit, as before: the host's
- * close handshake needs no more. */
-GPUIO_FN int gpuio_impl_acquire_open(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
-  const gpuio_u32 closing = gpuio_ld_relaxed_32(&gpuio_impl_shared(ch)->closing);
-  const int e = gpuio_impl_acquire(ch, s, deadline);
-  if (e) return e;
-  if (closing != 0u) {
-    gpuio_impl_release(ch, s);
-    return -GPUIO_ESHUTDOWN;
-  }
-  return 0;
-}
-
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
  * slot still held, or -ETIMEDOUT with the slot abandoned. */
 GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
@@ -513,12 +494,12 @@ GPUIO_FN gpuio_i64 gpuio_impl_request_raw(const gpuio_channel *ch, const gpuio_r
 
 /* A checked request on bytes already in the staging area. */
 GPUIO_FN gpuio_i64 gpuio_impl_request_staged(const gpuio_channel *ch, gpuio_request r) {
-  int e = gpuio_impl_check_descriptor(ch);
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
   e = gpuio_impl_check_request(ch, &r);
   if (e) return e;
   gpuio_slot s;
-  e = gpuio_impl_acquire_open(ch, &s, gpuio_impl_deadline(ch));
+  e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
   return gpuio_impl_run_release(ch, &s, &r);
 }
@@ -567,7 +548,7 @@ GPUIO_FN gpuio_i64 gpuio_pread_staged(const gpuio_channel *ch, gpuio_u32 ep, gpu
  * OS moved fewer) or the first -errno if nothing moved. */
 GPUIO_FN gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
                                   gpuio_i64 offset) {
-  int e = gpuio_impl_check_descriptor(ch); /* `closing`: with each slot taken */
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
   /* The first chunk, checked before any byte is copied (len 0 breaks rule 7). */
   gpuio_request probe = {op, ep, (gpuio_u32)(len < ch->slot_size ? len : ch->slot_size), 0, 0, offset};
@@ -579,7 +560,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op, gp
   while (done < len) {
     gpuio_slot s;
     gpuio_u64 n = len - done < ch->slot_size ? len - done : ch->slot_size;
-    e = gpuio_impl_acquire_open(ch, &s, gpuio_impl_deadline(ch));
+    e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
     if (e) return done ? (gpuio_i64)done : e;
     if (to_endpoint) gpuio_impl_copy(s.staging, buf + done, n);
     gpuio_request r = {op, ep, (gpuio_u32)n, 0, s.staging_off, positioned ? offset + (gpuio_i64)done : -1};
@@ -610,7 +591,7 @@ GPUIO_FN gpuio_i64 gpuio_write(const gpuio_channel *ch, gpuio_u32 ep, const void
 /* A stream read (READ or RECV): at most slot_size bytes, one request. */
 GPUIO_FN gpuio_i64 gpuio_impl_stream_read(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, void *buf,
                                           gpuio_u64 len) {
-  int e = gpuio_impl_check_descriptor(ch); /* before reading ch->slot_size */
+  int e = gpuio_impl_check_channel(ch); /* before reading ch->slot_size */
   if (e) return e;
   if (len > ch->slot_size) len = ch->slot_size;
   return gpuio_impl_transfer(ch, op, ep, (char *)buf, len, -1);
@@ -673,7 +654,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 o
                                             gpuio_u64 len, gpuio_i64 offset) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
-  int e = gpuio_impl_check_descriptor(ch); /* `closing`: with each slot taken */
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
   /* The first chunk, checked before any byte is copied (len 0 breaks rule 7). */
   gpuio_request probe = {op, ep, (gpuio_u32)(len < ch->slot_size ? len : ch->slot_size), 0, 0, offset};
@@ -685,7 +666,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 o
     const gpuio_u64 n = len - done < ch->slot_size ? len - done : ch->slot_size;
     gpuio_slot s = {};
     gpuio_i64 got = 0;
-    if (rank == 0) got = gpuio_impl_acquire_open(ch, &s, gpuio_impl_deadline(ch));
+    if (rank == 0) got = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
     got = (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)got, leader);
     if (got) return done ? (gpuio_i64)done : got;
     char *staging = (char *)gpuio_warp_broadcast_64(mask, (gpuio_u64)s.staging, leader);
@@ -751,13 +732,13 @@ GPUIO_FN gpuio_i64 gpuio_impl_start(const gpuio_channel *ch, gpuio_u32 op, gpuio
                                     gpuio_i64 offset, gpuio_ticket *t) {
   if (!t) return -GPUIO_EINVAL;
   t->state = 0;
-  int e = gpuio_impl_check_descriptor(ch); /* `closing`: with the slot taken */
+  int e = gpuio_impl_check_channel(ch);
   if (e) return e;
   if (len > ch->slot_size) return -GPUIO_EMSGSIZE;
   gpuio_request r = {op, ep, (gpuio_u32)len, 0, 0, offset};
   e = gpuio_impl_check_request(ch, &r);
   if (e) return e;
-  e = gpuio_impl_acquire_open(ch, &t->slot, gpuio_impl_deadline(ch));
+  e = gpuio_impl_acquire(ch, &t->slot, gpuio_impl_deadline(ch));
   if (e) return e;
   gpuio_impl_mark_async(ch, &t->slot);
   const bool writes = gpuio_impl_op_writes(op);
@@ -816,11 +797,11 @@ GPUIO_FN bool gpuio_impl_ends_with_newline(const char *fmt) {
  * longer than slot_size - 1 bytes is cut to slot_size - 2 bytes plus the
  * format's final '\n' and -EMSGSIZE returned; output over INT_MAX bytes writes nothing, -EOVERFLOW (the slot's turn
  * is filled with a NOP: transports cannot skip one). An empty result writes
- * nothing and returns 0. The caller checked the descriptor and the request. */
+ * nothing and returns 0. The caller checked the channel and the request. */
 template <typename... A>
 GPUIO_FN gpuio_i64 gpuio_impl_fprintf_request(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
   gpuio_slot s;
-  int e = gpuio_impl_acquire_open(ch, &s, gpuio_impl_deadline(ch));
+  int e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
   const int full = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
   gpuio_u64 n = full < 0 ? 0 : (gpuio_u64)full;

@@ -59,8 +59,8 @@ GPUIO_FN gpuio_u64 gpuio_impl_cut_line(char *line, gpuio_u64 full, gpuio_u64 cap
 template <typename... A>
 GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
   const gpuio_u64 mask = gpuio_warp_active();
-  /* A log learns of closing from its rings' polls (gpuio/queue.h); a request reads
-   * it while it takes its slot, as every request does (gpuio_impl_acquire_open). */
+  /* A log learns of closing from its rings' polls (gpuio/queue.h); a request checks
+   * it first, as every request does. */
   int e = gpuio_impl_check_descriptor(ch);
   if (!e) {
     gpuio_request probe = {GPUIO_OP_WRITE, ep, 1, 0, 0, -1};
@@ -82,7 +82,10 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
    * `mask` takes part in the ballot before any answers. */
   gpuio_u64 rest = gpuio_warp_ballot(mask, e == 0 && q && n > 0);
   if (e) return e;
-  if (!q) return gpuio_impl_fprintf_request(ch, ep, fmt, args...); /* reads `closing` with its slot */
+  if (!q) {
+    e = gpuio_impl_check_channel(ch);
+    return e ? e : gpuio_impl_fprintf_request(ch, ep, fmt, args...);
+  }
   if (n == 0) return 0;
   for (;;) {
     const gpuio_u32 lead = gpuio_warp_leader(rest);
