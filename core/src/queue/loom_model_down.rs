@@ -54,9 +54,12 @@
 //! waiting and one calling `gpuio_try_recv`; one reader that looks at `len` before it
 //! claims (`_recv`). Not modelled: `closing` and `-ESHUTDOWN`, deadlines (a wait is a
 //! yield; a lane's bounded wait for `cached_head` never times out here), the pauses'
-//! lengths, `-EMSGSIZE` (the reader has room for every message), a warp of two lanes
-//! on reused cells and two waiting warps (with three threads spinning, loom's paths
-//! outgrow its budget), two `_recv` readers racing for one position.
+//! lengths, the claim funnel (a relaxed lock that orders nothing: holding it only
+//! limits who tries the tail's compare-and-swap, and a warp that finds it taken
+//! pauses and looks again), `-EMSGSIZE` (the reader has room for every message), a
+//! warp of two lanes on reused cells and two waiting warps (with three threads
+//! spinning, loom's paths outgrow its budget), two `_recv` readers racing for one
+//! position.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p gpuio-core --lib --release loom`.
 

@@ -119,21 +119,37 @@ GPUIO_FN void gpuio_impl_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio
  * warp's 1 MiB read out of staging: ~170 MB/s). A batch waits one per batch. */
 #define GPUIO_COPY_BATCH 8u
 
-GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
-  char *d = (char *)dst;
-  const char *s = (const char *)src;
-  if ((((gpuio_u64)d | (gpuio_u64)s) & 7u) == 0) {
-    for (; n >= 8u * GPUIO_COPY_BATCH; n -= 8u * GPUIO_COPY_BATCH, d += 8u * GPUIO_COPY_BATCH,
-                                       s += 8u * GPUIO_COPY_BATCH) {
+/* Lanes `rank` of `count` copy n bytes together, 8 at a time where both sides are
+ * 8-byte aligned. */
+GPUIO_FN void gpuio_impl_copy_warp(char *dst, const char *src, gpuio_u64 n, gpuio_u32 rank, gpuio_u32 count) {
+  gpuio_u64 words = 0;
+  if ((((gpuio_u64)dst | (gpuio_u64)src) & 7u) == 0) {
+    words = n / 8u;
+    const gpuio_u64 *sw = (const gpuio_u64 *)src;
+    gpuio_u64 *dw = (gpuio_u64 *)dst;
+    /* Each lane loads GPUIO_COPY_BATCH words (each load coalesced across the lanes)
+     * before it stores any: one crossing of PCIe per 2 KiB of a full warp's batch. */
+    const gpuio_u64 step = (gpuio_u64)count * GPUIO_COPY_BATCH;
+    for (gpuio_u64 base = 0; base < words; base += step) {
       gpuio_u64 v[GPUIO_COPY_BATCH];
 GPUIO_UNROLL
-      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) v[u] = ((const gpuio_u64 *)s)[u];
+      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) {
+        const gpuio_u64 i = base + (gpuio_u64)u * count + rank;
+        v[u] = i < words ? sw[i] : 0u;
+      }
 GPUIO_UNROLL
-      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) ((gpuio_u64 *)d)[u] = v[u];
+      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) {
+        const gpuio_u64 i = base + (gpuio_u64)u * count + rank;
+        if (i < words) dw[i] = v[u];
+      }
     }
-    for (; n >= 8; n -= 8, d += 8, s += 8) *(gpuio_u64 *)d = *(const gpuio_u64 *)s;
   }
-  for (; n; --n) *d++ = *s++;
+  for (gpuio_u64 i = words * 8u + rank; i < n; i += count) dst[i] = src[i];
+}
+
+/* One thread copies n bytes: the lanes' copy with one lane, the same batches. */
+GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
+  gpuio_impl_copy_warp((char *)dst, (const char *)src, n, 0u, 1u);
 }
 
 /* ------------------------------------------------------------ turns
@@ -621,34 +637,6 @@ GPUIO_FN gpuio_u32 gpuio_impl_stream_op(const gpuio_channel *ch, gpuio_u32 ep, b
  * side by side (coalesced), the one lane submits and waits, and the result is
  * broadcast. One request (and one waiter polling across PCIe) per warp instead of
  * one per lane. On the CPU device a warp is one thread. */
-
-/* Lanes `rank` of `count` copy n bytes together, 8 at a time where both sides are
- * 8-byte aligned. */
-GPUIO_FN void gpuio_impl_copy_warp(char *dst, const char *src, gpuio_u64 n, gpuio_u32 rank, gpuio_u32 count) {
-  gpuio_u64 words = 0;
-  if ((((gpuio_u64)dst | (gpuio_u64)src) & 7u) == 0) {
-    words = n / 8u;
-    const gpuio_u64 *sw = (const gpuio_u64 *)src;
-    gpuio_u64 *dw = (gpuio_u64 *)dst;
-    /* Each lane loads GPUIO_COPY_BATCH words (each load coalesced across the lanes)
-     * before it stores any: one crossing of PCIe per 2 KiB of a full warp's batch. */
-    const gpuio_u64 step = (gpuio_u64)count * GPUIO_COPY_BATCH;
-    for (gpuio_u64 base = 0; base < words; base += step) {
-      gpuio_u64 v[GPUIO_COPY_BATCH];
-GPUIO_UNROLL
-      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) {
-        const gpuio_u64 i = base + (gpuio_u64)u * count + rank;
-        v[u] = i < words ? sw[i] : 0u;
-      }
-GPUIO_UNROLL
-      for (gpuio_u32 u = 0; u < GPUIO_COPY_BATCH; ++u) {
-        const gpuio_u64 i = base + (gpuio_u64)u * count + rank;
-        if (i < words) dw[i] = v[u];
-      }
-    }
-  }
-  for (gpuio_u64 i = words * 8u + rank; i < n; i += count) dst[i] = src[i];
-}
 
 GPUIO_FN gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf,
                                             gpuio_u64 len, gpuio_i64 offset) {
