@@ -96,6 +96,7 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
             "64 B pwrite latency p50",
             "64 B pwrite latency p99",
             "NOPs, 64 threads",
+            "NOPs, whole device",
             "pwrite 1 B..1 MiB",
             "printf, 64 threads",
             "whole device",

@@ -12,7 +12,8 @@
 //! Figures (per transport):
 //! * NOP round trip, one device thread, sequential — reference: one host thread
 //!   submitting the same NOPs through an ordinary io_uring and waiting for each;
-//! * NOP throughput, 64 device threads — reference: that host thread's NOP rate;
+//! * NOP throughput, 64 device threads and every thread of the device — reference:
+//!   that host thread's NOP rate;
 //! * NOP and 64 B `pwrite` latency p50/p99, one thread, timed on the device —
 //!   reference: the device↔host ping-pong through shared memory;
 //! * `gpuio_pwrite` of the conformance pattern (64 threads, 1 B … 1 MiB) to a file —
@@ -553,6 +554,37 @@ pub fn run_transport(
         )
         .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
         .host_cpu(cpu, 0, ops),
+    );
+    // NOPs from every thread of the device: the small-op rate without the cost of
+    // any I/O, against the same host thread. A NOP that gave up under the load is
+    // not counted (a note says how many).
+    let (grid, block) = device.full_shape();
+    let whole = u64::from(grid) * u64::from(block);
+    let per = if scale.nops < Scale::FULL.nops { 1 } else { 4 };
+    let cpu0 = process_cpu_time();
+    let (p, tn) = launch_wait_shape(device, &ch, "nop", (grid, block), &[per, 0, 0])?;
+    let cpu = process_cpu_time().saturating_sub(cpu0);
+    let failed = p[1].min(whole * per);
+    let ops = whole * per - failed;
+    if ops == 0 {
+        fail_check(&p, 1, "nop")?;
+    }
+    figures.push(
+        Figure::new(
+            format!("{transport}: NOPs, whole device {grid}x{block}"),
+            ops as f64 / tn.as_secs_f64() / 1e6,
+            "Mop/s",
+            Better::Higher,
+        )
+        .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
+        .host_cpu(cpu, 0, ops)
+        .note((failed > 0).then(|| {
+            format!(
+                "{failed} of {} NOPs failed (not counted), the first with {}",
+                whole * per,
+                p[2] as i64
+            )
+        })),
     );
     let report = ch.close();
     if !report.is_clean() {
