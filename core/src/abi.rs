@@ -53,8 +53,10 @@
 /// `Channel::magic`: "GPIO" read as a little-endian `u32`.
 pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes, or what a request may say
-/// (6: the socket opcodes [`op::SEND`] and [`op::RECV`]; `QueueRing::polled_at`).
-pub const ABI_VERSION: u32 = 6;
+/// (6: the socket opcodes [`op::SEND`] and [`op::RECV`]; `QueueRing::polled_at`;
+/// 7: a queue to the device hands positions out by [`QueueCredits`], not claim
+/// funnels).
+pub const ABI_VERSION: u32 = 7;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -472,16 +474,25 @@ pub mod queue_direction {
 /// `QueueControl::head = p + 1`). Readers do not poll the host each: one at a time
 /// (`QueueRing::polling`, taken by a compare-and-swap and then an acquire of
 /// that word) reads `closed`, then `head` (acquire), and leaves them in
-/// `QueueRing::cached_head` / `seen`; the others wait on that device-local copy. A
-/// reader claims a position `h < cached_head` by compare-and-swap on the ring's
-/// device-local `tail` (`h → h + 1`), acquires `ready == h + 1`, copies the message
+/// `QueueRing::cached_head` / `seen`; the others wait on that device-local copy.
+/// Positions are handed out by *credits* ([`QueueCredits`]): after the poller
+/// releases a larger `cached_head` it adds the difference to the ring's device-local
+/// credit count, so that credits never exceed published positions not yet handed
+/// out. A reader takes up to `k` credits with one fetch-add of `-k` (keeping
+/// `clamp(old, 0, k)` and adding back the rest; the count may dip below zero
+/// meanwhile), then the positions with a fetch-add of the ring's `tail` by what it
+/// kept: a claim never fails and never retries, and every position it gets is below
+/// a published `cached_head`, which the reader acquires before it reads the cell.
+/// A reader that must look at a message before taking it (a buffer shorter than
+/// `max_message`) holds one credit and claims that position by compare-and-swap on
+/// `tail` (`h → h + 1`). Either way it acquires `ready == h + 1`, copies the message
 /// out and frees the cell with `ready = h + cells` (release). The host initialises
 /// `ready = p` for lap 0 and sets `closed` after its last `head` when its `Sender`
-/// closes; once `closed` is seen and every position below the final `head` is
-/// claimed, a reader reports end of stream. A warp of readers first takes one of
-/// [`QUEUE_CLAIM_FUNNELS`] device-local claim funnels after the ring's state (a
-/// compare-and-swap 0 → 1 on funnel `warp % QUEUE_CLAIM_FUNNELS`, released with 0;
-/// it orders nothing) and competes for `tail` only while it holds it.
+/// closes; once `closed` is seen and `tail` reached the final `cached_head` (every
+/// position below it handed out: `tail` grows only by credits), a reader reports end
+/// of stream. A reader that finds no credit while `tail` is below `cached_head`
+/// (credits another reader holds for an instant) looks again instead of polling or
+/// ending.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Queue {
@@ -502,8 +513,7 @@ pub struct Queue {
     /// Device address of `QueueControl[rings]` (shared; written by the host).
     pub control: u64,
     /// Device address of `QueueRing[rings]` (device-local); for a queue to the
-    /// device, [`QUEUE_CLAIM_FUNNELS`] claim funnels follow, one `u32` at the start
-    /// of each 64-byte line.
+    /// device, the line of its [`QueueCredits`] follows.
     pub ring_state: u64,
     pub _pad: [u64; 2],
 }
@@ -544,14 +554,23 @@ pub struct QueueRing {
     pub _pad: [u64; 4],
 }
 
-/// Claim funnels of a queue to the device (`GPUIO_QUEUE_CLAIM_FUNNELS`): at most
-/// this many reading warps compete for the ring's `tail` at a time. With every warp
-/// of an H100 competing (4,224 at 135,168 threads), `ncu` put 97 % of the reading
-/// kernel's stall samples on the claim's compare-and-swap loop, 88 L2 atomics per
-/// message, and the queue moved 5 M messages/s. Measured on an H100 (2026-11-26,
-/// 64 B messages, one binary per count in one call): 16 / 64 / 128 / 256 funnels
-/// 9.0 / 10.9 / 11.6 / 11.5 M messages/s.
-pub const QUEUE_CLAIM_FUNNELS: u32 = 128;
+/// A queue to the device's credits, in the 64-byte line after its [`QueueRing`]
+/// (device-local; `gpuio_impl_queue_credits`). Before them (ABI 6) a reading warp
+/// took one of 128 claim funnels and competed for `tail` by compare-and-swap: with
+/// every warp of an H100 reading, `ncu` put 97 % of the reading kernel's stall
+/// samples on that loop (88 L2 atomics a message without funnels), and the queue
+/// moved 9.0 / 10.9 / 11.6 / 11.5 M messages/s with 16 / 64 / 128 / 256 funnels
+/// (64 B, 2026-11-26).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCredits {
+    /// Published positions not yet handed to a reader: added to by the polling
+    /// reader after it releases a larger `cached_head`, taken by readers with a
+    /// fetch-add of `-k`; below zero for an instant while a reader gives back what
+    /// it could not keep.
+    pub available: i64,
+    pub _pad: [u64; 7],
+}
 
 /// [`QueueRing::seen`] bits.
 pub mod queue_seen {
@@ -606,6 +625,7 @@ const _: () = {
     assert!(size_of::<Queue>() == 64);
     assert!(size_of::<QueueControl>() == 64);
     assert!(size_of::<QueueRing>() == 64);
+    assert!(size_of::<QueueCredits>() == 64);
     assert!(size_of::<CellHeader>() == 16);
     assert!(align_of::<Channel>() == 64);
     assert!(size_of::<Channel>() == 384);
@@ -680,6 +700,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         }
         QueueControl as "gpuio_queue_control" { head, closed, _pad }
         QueueRing as "gpuio_queue_ring" { tail, cached_head, polling, seen, polled_at, _pad }
+        QueueCredits as "gpuio_queue_credits" { available, _pad }
         CellHeader as "gpuio_cell_header" { ready, len, count }
         Stats as "gpuio_stats" { submitted, completed, failed, timed_out, _pad }
     }
@@ -708,7 +729,6 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_QUEUE_TO_DEVICE" => queue_direction::TO_DEVICE as usize,
         "GPUIO_QUEUE_SEEN_CLOSED" => queue_seen::CLOSED as usize,
         "GPUIO_QUEUE_SEEN_SHUTDOWN" => queue_seen::SHUTDOWN as usize,
-        "GPUIO_QUEUE_CLAIM_FUNNELS" => QUEUE_CLAIM_FUNNELS as usize,
         "GPUIO_ACCESS_READ" => access::READ as usize,
         "GPUIO_ACCESS_WRITE" => access::WRITE as usize,
         "GPUIO_SLOT_FREE" => slot_state::FREE as usize,

@@ -46,17 +46,18 @@
 //! `gpuio_impl_queue_recv`, whose one reader here is also the only poller.
 //!
 //! Modelled: one ring of two cells; the Sender, retrying a full ring (two to four
-//! messages, then `close`); the poll lock and the poll; a warp of two lanes as two
-//! threads (`_recv_group`: the first lane claims up to two positions, the claim
+//! messages, then `close`); the poll lock and the poll, with its credits; a warp of
+//! two lanes as two threads (`_recv_group`: the first lane takes up to two credits
+//! and as many positions with a fetch-add of the tail, or, finding no credit with the
+//! tail below `cached_head`, looks again; the claim
 //! reaches the second lane through a shuffle that orders nothing, each lane waits on
 //! its own acquire of `cached_head`, takes and frees its cell; lanes left over go on
 //! as a smaller group; the lanes reconverge before each call); two one-lane warps, one
 //! waiting and one calling `gpuio_try_recv`; one reader that looks at `len` before it
-//! claims (`_recv`). Not modelled: `closing` and `-ESHUTDOWN`, deadlines (a wait is a
+//! claims (`_recv`: a credit, then its position by compare-and-swap, the credit given
+//! back when that fails). Not modelled: `closing` and `-ESHUTDOWN`, deadlines (a wait is a
 //! yield; a lane's bounded wait for `cached_head` never times out here), the pauses'
-//! lengths, the claim funnel (a relaxed lock that orders nothing: holding it only
-//! limits who tries the tail's compare-and-swap, and a warp that finds it taken
-//! pauses and looks again), `-EMSGSIZE` (the reader has room for every message), a
+//! lengths, `-EMSGSIZE` (the reader has room for every message), a
 //! warp of two lanes on reused cells and two waiting warps (with three threads
 //! spinning, loom's paths outgrow its budget), two `_recv` readers racing for one
 //! position.
@@ -64,7 +65,7 @@
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p gpuio-core --lib --release loom`.
 
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::{AtomicU32, AtomicU64};
+use loom::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
 use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -82,7 +83,8 @@ impl Flag for AtomicU32 {
 }
 
 /// A queue to the device: its one ring's cells, the host's `QueueControl` and the
-/// Sender's count (shared or host-private), and the device-local `QueueRing`.
+/// Sender's count (shared or host-private), and the device-local `QueueRing` and
+/// `QueueCredits`.
 struct Queue {
     cells: u32,
     /// Messages the host sends (a constant of the model, for its checks).
@@ -103,6 +105,8 @@ struct Queue {
     cached_head: AtomicU64,
     polling: AtomicU32,
     seen: AtomicU32,
+    /// `QueueCredits::available`.
+    credits: AtomicI64,
 }
 
 impl Outbox for Queue {
@@ -180,6 +184,7 @@ impl Queue {
             cached_head: AtomicU64::new(0),
             polling: AtomicU32::new(0),
             seen: AtomicU32::new(0),
+            credits: AtomicI64::new(0),
         })
     }
 
@@ -226,7 +231,9 @@ impl Queue {
     /// `gpuio_impl_queue_poll`, less `closing`: one reader at a time
     /// ([`Queue::lock_poll`]) reads `closed` (relaxed), the host's `head`
     /// (acquire), `closed` again with acquire if it was set and then `head` again,
-    /// releases `cached_head` if it is larger and `seen` if the queue closed.
+    /// releases `cached_head` if it is larger and then adds the difference to the
+    /// credits (a relaxed fetch-add: CUDA's `atomicAdd`), and releases `seen` if the
+    /// queue closed.
     fn poll(&self) -> bool {
         if !self.lock_poll() {
             return false;
@@ -237,14 +244,33 @@ impl Queue {
         if closed {
             head = self.head.load(Ordering::Acquire);
         }
-        if head > self.cached_head.load(Ordering::Relaxed) {
+        let had = self.cached_head.load(Ordering::Relaxed);
+        if head > had {
             self.cached_head.store(head, Ordering::Release);
+            self.credits
+                .fetch_add((head - had) as i64, Ordering::Relaxed);
         }
         if closed {
             self.seen.store(queue_seen::CLOSED, Ordering::Release);
         }
         self.polling.store(0, Ordering::Release);
         true
+    }
+
+    /// `gpuio_impl_queue_take_credits`: up to `k` credits, after a look; one
+    /// relaxed fetch-add of `-k`, what was not there given back.
+    fn take_credits(&self, k: u64) -> u64 {
+        let looked = self.credits.load(Ordering::Relaxed);
+        if looked <= 0 {
+            return 0;
+        }
+        let k = k.min(looked as u64);
+        let old = self.credits.fetch_sub(k as i64, Ordering::Relaxed);
+        let kept = old.clamp(0, k as i64) as u64;
+        if kept < k {
+            self.credits.fetch_add((k - kept) as i64, Ordering::Relaxed);
+        }
+        kept
     }
 
     /// `gpuio_impl_queue_take`: the header and the payload loaded with plain loads
@@ -294,47 +320,42 @@ impl Queue {
             let lead = g.trailing_zeros();
             let rank = (g & ((1 << lane) - 1)).count_ones();
             let count = u64::from(g.count_ones());
-            let (mut base, mut got, mut seen) = (0, 0, 0);
+            let (mut base, mut got, mut seen, mut busy) = (0, 0, 0, false);
             if rank == 0 {
                 seen = self.seen.load(Ordering::Relaxed);
                 if seen != 0 {
                     seen = self.seen.load(Ordering::Acquire);
                 }
-                let mut h = self.tail.load(Ordering::Relaxed);
-                loop {
+                got = self.take_credits(count);
+                if got != 0 {
+                    base = self.tail.fetch_add(got, Ordering::Relaxed);
+                } else {
                     let head = self.cached_head.load(if seen != 0 {
                         Ordering::Acquire
                     } else {
                         Ordering::Relaxed
                     });
-                    if h >= head {
-                        if seen & queue_seen::CLOSED != 0 {
-                            self.check_end(h, head);
-                        }
-                        break;
-                    }
-                    let k = (head - h).min(count);
-                    match self
-                        .tail
-                        .compare_exchange(h, h + k, Ordering::Relaxed, Ordering::Relaxed)
-                    {
-                        Ok(_) => {
-                            base = h;
-                            got = k;
-                            break;
-                        }
-                        Err(was) => h = was,
+                    let h = self.tail.load(Ordering::Relaxed);
+                    busy = h < head;
+                    if !busy && seen & queue_seen::CLOSED != 0 {
+                        self.check_end(h, head);
                     }
                 }
             }
-            // The shuffles of `got`, then `base` or `seen`, as one.
+            // The shuffles of `busy`, `got`, then `base` or `seen`, as one.
             let v = warp.broadcast(
                 (lane, shuffles),
                 g,
                 lead,
-                got | base << 8 | u64::from(seen) << 16,
+                got | base << 8 | u64::from(seen) << 16 | u64::from(busy) << 24,
             );
-            (got, base, seen) = (v & 0xff, (v >> 8) & 0xff, (v >> 16) as u32);
+            (got, base, seen) = (v & 0xff, (v >> 8) & 0xff, (v >> 16) as u32 & 0xff);
+            if v >> 24 != 0 {
+                // Published positions but no credit (another reader holds them for
+                // an instant): the group looks again.
+                loom::thread::yield_now();
+                continue;
+            }
             if got != 0 {
                 // The ballot of the lanes left over.
                 let left = lanes(g)
@@ -403,11 +424,17 @@ impl Queue {
                 if len as usize > cap {
                     return Got::TooLong;
                 }
+                // A credit, then the position itself.
+                if self.take_credits(1) == 0 {
+                    loom::thread::yield_now();
+                    continue;
+                }
                 if self
                     .tail
                     .compare_exchange(h, h + 1, Ordering::Relaxed, Ordering::Relaxed)
                     .is_err()
                 {
+                    self.credits.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
                 // SAFETY: as above, and the position is this reader's.

@@ -227,14 +227,14 @@ impl QueueShared {
         let control_len = rings as usize * std::mem::size_of::<abi::QueueControl>();
         let mem: Arc<dyn SharedMemory> =
             Arc::from(provider.alloc_shared(control_off + control_len)?);
-        // A queue to the device: its claim funnels after the ring's state, a line each.
-        let funnels = match direction {
+        // A queue to the device: its credits in the line after the ring's state.
+        let credits = match direction {
             Direction::ToHost => 0,
-            Direction::ToDevice => abi::QUEUE_CLAIM_FUNNELS as usize,
+            Direction::ToDevice => std::mem::size_of::<abi::QueueCredits>(),
         };
         let local: Arc<dyn LocalMemory> = Arc::from(
             provider
-                .alloc_local((rings as usize + funnels) * std::mem::size_of::<abi::QueueRing>())?,
+                .alloc_local(rings as usize * std::mem::size_of::<abi::QueueRing>() + credits)?,
         );
         local.write(0, &vec![0u8; local.len()])?;
         let shared = QueueShared {

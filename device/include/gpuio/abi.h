@@ -42,7 +42,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 6u
+#define GPUIO_ABI_VERSION 7u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -199,9 +199,12 @@ typedef struct alignas(64) gpuio_queue_ring {
 } gpuio_queue_ring;
 #define GPUIO_QUEUE_SEEN_CLOSED 1u
 #define GPUIO_QUEUE_SEEN_SHUTDOWN 2u
-/* A queue to the device: claim funnels after its gpuio_queue_ring, one u32 at the
- * start of each 64-byte line (gpuio/queue.h, gpuio_impl_queue_recv_group). */
-#define GPUIO_QUEUE_CLAIM_FUNNELS 128u
+/* A queue to the device: its credits in the line after its gpuio_queue_ring
+ * (gpuio/queue.h, gpuio_impl_queue_credits). */
+typedef struct alignas(64) gpuio_queue_credits {
+  gpuio_i64 available; /* published positions not yet handed to a reader */
+  gpuio_u64 _pad[7];
+} gpuio_queue_credits;
 typedef struct gpuio_cell_header {
   gpuio_u64 ready; /* to the host: pos + 1 when full; to the device: pos free, pos + 1 full */
   gpuio_u32 len;   /* message bytes */
