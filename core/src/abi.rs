@@ -55,7 +55,7 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes, or what a request may say
 /// (6: the socket opcodes [`op::SEND`] and [`op::RECV`]; `QueueRing::polled_at`;
 /// 7: a queue to the device hands positions out by [`QueueCredits`], not claim
-/// funnels).
+/// funnels, and its readers free cells in [`Queue::frees`], not in the cells).
 pub const ABI_VERSION: u32 = 7;
 
 /// How requests travel. `Channel::transport`.
@@ -467,11 +467,13 @@ pub mod queue_direction {
 /// that ring.
 ///
 /// **To the device** (`gpuio_recv`): one ring of two cells at least (with one, "free
-/// for `p + 1`" and "holds `p`" would be the same `ready`). Cell `p % cells` is free
-/// for position `p` when its `ready == p` and holds the message for `p` when
-/// `ready == p + 1`
-/// (release by the host, which writes the bytes first; then it releases
-/// `QueueControl::head = p + 1`). Readers do not poll the host each: one at a time
+/// for `p + 1`" and "holds `p`" would once have been the same word). Cell `p % cells`
+/// holds the message for `p` when its `ready == p + 1` (release by the host, which
+/// writes the bytes first; then it releases `QueueControl::head = p + 1`), and is
+/// free for position `p` when its *free word* `frees[p % cells] == p` (a compact
+/// array of `u64` beside the cells, [`Queue::frees`]: only the host writes the cells,
+/// so a ring that fits the host's caches stays there, and the host learns of frees
+/// from eight words a line instead of reading every cell the device wrote into). Readers do not poll the host each: one at a time
 /// (`QueueRing::polling`, taken by a compare-and-swap and then an acquire of
 /// that word) reads `closed`, then `head` (acquire), and leaves them in
 /// `QueueRing::cached_head` / `seen`; the others wait on that device-local copy.
@@ -486,8 +488,8 @@ pub mod queue_direction {
 /// A reader that must look at a message before taking it (a buffer shorter than
 /// `max_message`) holds one credit and claims that position by compare-and-swap on
 /// `tail` (`h → h + 1`). Either way it acquires `ready == h + 1`, copies the message
-/// out and frees the cell with `ready = h + cells` (release). The host initialises
-/// `ready = p` for lap 0 and sets `closed` after its last `head` when its `Sender`
+/// out and frees the cell with `frees[h % cells] = h + cells` (release). The host
+/// initialises `frees[p] = p` for lap 0 and sets `closed` after its last `head` when its `Sender`
 /// closes; once `closed` is seen and `tail` reached the final `cached_head` (every
 /// position below it handed out: `tail` grows only by credits), a reader reports end
 /// of stream. A reader that finds no credit while `tail` is below `cached_head`
@@ -515,7 +517,10 @@ pub struct Queue {
     /// Device address of `QueueRing[rings]` (device-local); for a queue to the
     /// device, the line of its [`QueueCredits`] follows.
     pub ring_state: u64,
-    pub _pad: [u64; 2],
+    /// To the device: the address of `u64 frees[cells]` (shared), where readers free
+    /// cells (`frees[p % cells] = p + cells`, release). To the host: 0.
+    pub frees: u64,
+    pub _pad: [u64; 1],
 }
 
 /// What the host publishes for one ring (shared, one cache line).
@@ -585,7 +590,8 @@ pub mod queue_seen {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CellHeader {
     /// To the host: `pos + 1` once the cell holds position `pos`'s message (release
-    /// on a group's first cell). To the device: `pos` free, `pos + 1` full.
+    /// on a group's first cell). To the device: `pos + 1` once the host wrote
+    /// position `pos`'s message (its frees are in [`Queue::frees`]).
     pub ready: u64,
     /// The message's length in bytes.
     pub len: u32,
@@ -696,7 +702,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         Endpoint as "gpuio_endpoint" { kind, access, queue, log }
         Queue as "gpuio_queue" {
             direction, rings, cells, cell_size, max_message, _reserved, cells_addr,
-            control, ring_state, _pad,
+            control, ring_state, frees, _pad,
         }
         QueueControl as "gpuio_queue_control" { head, closed, _pad }
         QueueRing as "gpuio_queue_ring" { tail, cached_head, polling, seen, polled_at, _pad }

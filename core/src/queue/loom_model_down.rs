@@ -1,7 +1,7 @@
 //! Loom models of a queue to the device (`.ci/loom`): the host side is the
-//! [`Sender`](super::Sender)'s own code ([`send_next`]: the look-ahead over free cells,
-//! writing the cell, releasing `ready = pos + 1`, the published count and the shared
-//! `head`; [`close`]: releasing `closed`) over the model's words ([`Outbox`]); the
+//! [`Sender`](super::Sender)'s own code ([`send_next`]: the look-ahead over the free
+//! words, writing the cell, releasing `ready = pos + 1`, the published count and the
+//! shared `head`; [`close`]: releasing `closed`) over the model's words ([`Outbox`]); the
 //! device side mirrors `gpuio/queue.h` step for step (`gpuio_impl_queue_lock_poll`,
 //! `_poll`, `_recv_group`, `_take`, `_recv`). Each cell's header (`len`, `count`) and
 //! message bytes are loom `UnsafeCell`s (the host writes them with relaxed stores, the
@@ -34,10 +34,10 @@
 //! release of `cached_head` (a cell read before it was written) and of `seen` (end of
 //! stream below the final count); the claiming lane's acquire of a non-zero `seen`
 //! (the same); each lane's own acquire of `cached_head` before it reads its cell (the
-//! second lane reads a cell the host is writing); the device's release of `ready`
-//! when it frees a cell, and the host look-ahead's acquire of the cell it needs and of
-//! the cells beyond it (the host rewrites a cell a reader is still copying); the
-//! host's release of `head` and of `closed`. **Not shown:** the host's release of
+//! second lane reads a cell the host is writing); the device's release of the free
+//! word when it frees a cell, and the host look-ahead's acquire of the free word it
+//! needs and of those beyond it (the host rewrites a cell a reader is still copying);
+//! the host's release of `head` and of `closed`. **Not shown:** the host's release of
 //! `ready = pos + 1` (every reader reaches a position through `cached_head`, so the
 //! release of `head` already orders the cell; `gpuio_impl_queue_recv`'s acquire of
 //! `ready` then orders nothing more either); the claiming lane's acquire of
@@ -91,6 +91,8 @@ struct Queue {
     total: u64,
     /// `CellHeader::ready`, per cell.
     ready: Vec<AtomicU64>,
+    /// `Queue::frees`, per cell.
+    frees: Vec<AtomicU64>,
     /// `CellHeader::{len, count}`, per cell.
     header: Vec<UnsafeCell<(u32, u32)>>,
     /// The message bytes, per cell.
@@ -120,6 +122,9 @@ impl Outbox for Queue {
     }
     fn ready(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
         Ok(&self.ready[self.index(pos)])
+    }
+    fn free_word(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        Ok(&self.frees[self.index(pos)])
     }
     fn write_message(&self, pos: u64, msg: &[u8]) -> Result<(), MemoryError> {
         let i = self.index(pos);
@@ -173,8 +178,9 @@ impl Queue {
         Arc::new(Self {
             cells,
             total: u64::from(total),
+            ready: (0..n).map(|_| AtomicU64::new(0)).collect(),
             // Lap 0: cell p is free for position p.
-            ready: (0..n).map(|p| AtomicU64::new(p as u64)).collect(),
+            frees: (0..n).map(|p| AtomicU64::new(p as u64)).collect(),
             header: (0..n).map(|_| UnsafeCell::new((0, 0))).collect(),
             bytes: (0..n).map(|_| UnsafeCell::new([0; MAX])).collect(),
             head: AtomicU64::new(0),
@@ -289,9 +295,10 @@ impl Queue {
         Got::Message(bytes[..len as usize].to_vec())
     }
 
-    /// Frees the cell of `pos` for the host: `ready = pos + cells` (release).
+    /// `gpuio_impl_queue_free`: frees the cell of `pos` for the host,
+    /// `frees[pos % cells] = pos + cells` (release).
     fn free(&self, pos: u64) {
-        self.ready[self.index(pos)].store(pos + u64::from(self.cells), Ordering::Release);
+        self.frees[self.index(pos)].store(pos + u64::from(self.cells), Ordering::Release);
     }
 
     /// End of the stream, as the reader that decides it saw it: no position below the

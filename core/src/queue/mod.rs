@@ -146,6 +146,8 @@ pub(crate) struct QueueShared {
     /// The cells of every ring, then `QueueControl[rings]`.
     mem: SharedView,
     control_off: usize,
+    /// To the device: where `frees[cells]` starts in `mem`.
+    frees_off: usize,
     /// The ring's device-local state; kept alive with the queue.
     _local: Arc<dyn LocalMemory>,
     /// The channel's shared descriptor, for `closing`.
@@ -225,8 +227,13 @@ impl QueueShared {
             .ok_or_else(|| bad("rings x capacity x cell size is over 16 GiB".into()))?;
         let control_off = cells_len.next_multiple_of(64);
         let control_len = rings as usize * std::mem::size_of::<abi::QueueControl>();
-        let mem: Arc<dyn SharedMemory> =
-            Arc::from(provider.alloc_shared(control_off + control_len)?);
+        // A queue to the device: its free words after the control lines.
+        let frees_off = control_off + control_len;
+        let frees_len = match direction {
+            Direction::ToHost => 0,
+            Direction::ToDevice => cells as usize * 8,
+        };
+        let mem: Arc<dyn SharedMemory> = Arc::from(provider.alloc_shared(frees_off + frees_len)?);
         // A queue to the device: its credits in the line after the ring's state.
         let credits = match direction {
             Direction::ToHost => 0,
@@ -247,6 +254,7 @@ impl QueueShared {
             timeout: config.timeout,
             mem: SharedView::new(mem),
             control_off,
+            frees_off,
             _local: local.clone(),
             descriptor: SharedView::new(descriptor),
             tail: AtomicU64::new(0),
@@ -256,8 +264,10 @@ impl QueueShared {
         };
         if direction == Direction::ToDevice {
             // Lap 0: cell p is free for position p.
+            // No cell holds a message yet.
             for p in 0..u64::from(cells) {
-                shared.ready(0, p)?.store(p, Ordering::Relaxed);
+                shared.free_word(p)?.store(p, Ordering::Relaxed);
+                shared.ready(0, p)?.store(0, Ordering::Relaxed);
             }
         }
         let region = shared.mem.region();
@@ -271,7 +281,11 @@ impl QueueShared {
             cells_addr: region.device_addr,
             control: region.device_addr + control_off as u64,
             ring_state: local.device_addr(),
-            _pad: [0; 2],
+            frees: match direction {
+                Direction::ToHost => 0,
+                Direction::ToDevice => region.device_addr + frees_off as u64,
+            },
+            _pad: [0; 1],
         };
         Ok((Arc::new(shared), desc))
     }
@@ -293,6 +307,13 @@ impl QueueShared {
 
     fn ready(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
         self.mem.atomic_u64(self.cell_off(ring, pos))
+    }
+
+    /// To the device: the free word of position `pos`'s cell (`frees[pos % cells]`:
+    /// `pos` once free for it, `pos + cells` once a reader took it).
+    fn free_word(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        self.mem
+            .atomic_u64(self.frees_off + (pos & u64::from(self.cells - 1)) as usize * 8)
     }
 
     /// The header's `len` and `count` (read after its `ready` was acquired).
@@ -388,13 +409,15 @@ impl QueueShared {
             .sum()
     }
 
-    /// To the device: messages the Sender published that no kernel took yet.
+    /// To the device: messages the Sender published that no kernel took yet (their
+    /// cells not freed for the next lap).
     fn unclaimed(&self) -> Result<u64, MemoryError> {
         let tail = self.tail.load(Ordering::Acquire);
-        let first = tail.saturating_sub(u64::from(self.cells));
+        let cells = u64::from(self.cells);
+        let first = tail.saturating_sub(cells);
         let mut n = 0;
         for p in first..tail {
-            if self.ready(0, p)?.load(Ordering::Acquire) == p + 1 {
+            if self.free_word(p)?.load(Ordering::Acquire) != p + cells {
                 n += 1;
             }
         }

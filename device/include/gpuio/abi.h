@@ -182,7 +182,8 @@ typedef struct alignas(64) gpuio_queue {
   gpuio_u64 cells_addr; /* ring r's cells start at cells_addr + r * cells * cell_size (shared) */
   gpuio_u64 control;    /* gpuio_queue_control[rings] (shared, written by the host) */
   gpuio_u64 ring_state; /* gpuio_queue_ring[rings] (device-local) */
-  gpuio_u64 _pad[2];
+  gpuio_u64 frees;      /* to the device: u64 frees[cells] (shared): frees[p % cells] = p + cells */
+  gpuio_u64 _pad[1];
 } gpuio_queue;
 typedef struct alignas(64) gpuio_queue_control {
   gpuio_u64 head;   /* to the host: positions the host consumed */
@@ -206,7 +207,7 @@ typedef struct alignas(64) gpuio_queue_credits {
   gpuio_u64 _pad[7];
 } gpuio_queue_credits;
 typedef struct gpuio_cell_header {
-  gpuio_u64 ready; /* to the host: pos + 1 when full; to the device: pos free, pos + 1 full */
+  gpuio_u64 ready; /* pos + 1 when it holds position pos (to the device: frees in gpuio_queue.frees) */
   gpuio_u32 len;   /* message bytes */
   gpuio_u32 count; /* to the host, first cell of a group: cells in the group */
 } gpuio_cell_header;

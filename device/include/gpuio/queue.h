@@ -13,8 +13,8 @@
  *   to the device one reader at a time polls the host's published count for all
  *                 and adds what is new to the ring's device-local credits; a reading
  *                 warp takes credits and then positions with fetch-adds (a claim never
- *                 fails), copies its messages out and frees their cells
- *                 (`ready = pos + cells`).
+ *                 fails), copies its messages out and frees their cells in the
+ *                 queue's free words (`frees[pos % cells] = pos + cells`).
  * On a socket endpoint gpuio_send and gpuio_recv are socket requests (SEND, RECV:
  * send(2) with MSG_NOSIGNAL and recv(2) - io_uring SEND/RECV on forward, the
  * syscalls on mailbox, WRITE_FIXED/READ_FIXED on direct, see gpuio/direct.h); on
@@ -45,7 +45,7 @@ GPUIO_FN const gpuio_queue *gpuio_impl_queue(const gpuio_channel *ch, gpuio_u32 
   }
   const gpuio_queue *q = gpuio_ptr<const gpuio_queue>(ch->queues) + e->queue;
   const gpuio_u32 want = access == GPUIO_ACCESS_WRITE ? GPUIO_QUEUE_TO_HOST : GPUIO_QUEUE_TO_DEVICE;
-  if (q->direction != want || q->rings == 0 || q->cells == 0) {
+  if (q->direction != want || q->rings == 0 || q->cells == 0 || (want == GPUIO_QUEUE_TO_DEVICE && q->frees == 0)) {
     *err = -GPUIO_EPROTO;
     return nullptr;
   }
@@ -283,6 +283,15 @@ GPUIO_FN gpuio_queue_credits *gpuio_impl_queue_credits(const gpuio_queue *q) {
   return gpuio_ptr<gpuio_queue_credits>(q->ring_state + (gpuio_u64)q->rings * sizeof(gpuio_queue_ring));
 }
 
+/* Frees position `pos`'s cell of a queue to the device for the host's next lap: its
+ * free word (abi.rs, Queue::frees) becomes pos + cells, with a release (the message
+ * was copied out first). The free words sit apart from the cells, eight to a line:
+ * the host reads them instead of lines the device wrote into, and the frees of a
+ * warp's consecutive positions are one write across PCIe. */
+GPUIO_FN void gpuio_impl_queue_free(const gpuio_queue *q, gpuio_u64 pos) {
+  gpuio_st_release_64(gpuio_ptr<gpuio_u64>(q->frees) + pos % q->cells, pos + q->cells);
+}
+
 /* Takes up to `k` credits: how many it kept (0 when there were none). One fetch-add
  * of -k, after a look (an empty queue costs no atomic); what was not there is given
  * back, so the count dips below zero only for that instant. It never fails and never
@@ -399,7 +408,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
         continue;
       }
       gpuio_impl_copy(buf, (const char *)(c + 1), len);
-      gpuio_st_release_64(&c->ready, h + q->cells);
+      gpuio_impl_queue_free(q, h);
       return (gpuio_i64)len;
     }
     /* Nothing known to be published beyond h. */
@@ -525,7 +534,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
           gpuio_pause();
         }
         if (r == 0) r = gpuio_impl_queue_take(q, pos, buf);
-        gpuio_st_release_64(&gpuio_impl_cell(q, 0, pos)->ready, pos + q->cells);
+        gpuio_impl_queue_free(q, pos);
         return r;
       }
       g = left;
