@@ -564,11 +564,7 @@ pub fn run_transport(
     let cpu0 = process_cpu_time();
     let (p, tn) = launch_wait_shape(device, &ch, "nop", (grid, block), &[per, 0, 0])?;
     let cpu = process_cpu_time().saturating_sub(cpu0);
-    let failed = p[1].min(whole * per);
-    let ops = whole * per - failed;
-    if ops == 0 {
-        fail_check(&p, 1, "nop")?;
-    }
+    let (ops, failed) = counted(&p, 1, whole * per, "NOPs", "nop")?;
     figures.push(
         Figure::new(
             format!("{transport}: NOPs, whole device {grid}x{block}"),
@@ -578,13 +574,7 @@ pub fn run_transport(
         )
         .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
         .host_cpu(cpu, 0, ops)
-        .note((failed > 0).then(|| {
-            format!(
-                "{failed} of {} NOPs failed (not counted), the first with {}",
-                whole * per,
-                p[2] as i64
-            )
-        })),
+        .note(failed),
     );
     let report = ch.close();
     if !report.is_clean() {
@@ -898,18 +888,7 @@ fn small_ops(
                 // Calls that fail (a deadline passed under the load) are not an
                 // error here: only the calls that succeeded count, and a note says
                 // how many did not.
-                let failed = p[4].min(threads * calls);
-                let ops = threads * calls - failed;
-                if ops == 0 {
-                    fail_check(&p, 4, "small_ops")?;
-                }
-                let failed = (failed > 0).then(|| {
-                    format!(
-                        "{failed} of {} calls failed (not counted), the first with {}",
-                        threads * calls,
-                        p[5] as i64
-                    )
-                });
+                let (ops, failed) = counted(&p, 4, threads * calls, "calls", "small_ops")?;
                 // The reference: one host thread, the same calls on its own file.
                 let mut buf = vec![b'a'; size as usize];
                 let start = Instant::now();
@@ -967,6 +946,31 @@ fn create_rw(path: &Path) -> Result<std::fs::File, String> {
 }
 
 /// Like `launch_wait`, with the launch shape given.
+/// Of `total` device calls whose failures a kernel counted in `p[at]` (the first
+/// failure's errno in `p[at + 1]`): how many succeeded, and a note saying how many
+/// did not (calls that fail under the load are not an error, and are not counted),
+/// or an error when none succeeded.
+fn counted(
+    p: &[u64],
+    at: usize,
+    total: u64,
+    calls: &str,
+    kernel: &str,
+) -> Result<(u64, Option<String>), String> {
+    let failed = p[at].min(total);
+    let ops = total - failed;
+    if ops == 0 {
+        fail_check(p, at, kernel)?;
+    }
+    let note = (failed > 0).then(|| {
+        format!(
+            "{failed} of {total} {calls} failed (not counted), the first with {}",
+            p[at + 1] as i64
+        )
+    });
+    Ok((ops, note))
+}
+
 fn launch_wait_shape(
     device: &dyn Device,
     ch: &Channel,

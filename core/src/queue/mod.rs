@@ -263,8 +263,7 @@ impl QueueShared {
             violated: AtomicBool::new(false),
         };
         if direction == Direction::ToDevice {
-            // Lap 0: cell p is free for position p.
-            // No cell holds a message yet.
+            // Lap 0: cell p is free for position p, and no cell holds a message yet.
             for p in 0..u64::from(cells) {
                 shared.free_word(p)?.store(p, Ordering::Relaxed);
                 shared.ready(0, p)?.store(0, Ordering::Relaxed);
@@ -301,8 +300,12 @@ impl QueueShared {
     fn cell_off(&self, ring: u32, pos: u64) -> usize {
         debug_assert!(self.cells.is_power_of_two());
         let ring_bytes = self.cells as usize * self.cell_size as usize;
-        ring as usize * ring_bytes
-            + (pos & u64::from(self.cells - 1)) as usize * self.cell_size as usize
+        ring as usize * ring_bytes + self.index(pos) * self.cell_size as usize
+    }
+
+    /// Which cell of its ring holds position `pos` (`pos % cells`, by mask).
+    fn index(&self, pos: u64) -> usize {
+        (pos & u64::from(self.cells - 1)) as usize
     }
 
     fn ready(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
@@ -312,8 +315,7 @@ impl QueueShared {
     /// To the device: the free word of position `pos`'s cell (`frees[pos % cells]`:
     /// `pos` once free for it, `pos + cells` once a reader took it).
     fn free_word(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        self.mem
-            .atomic_u64(self.frees_off + (pos & u64::from(self.cells - 1)) as usize * 8)
+        self.mem.atomic_u64(self.frees_off + self.index(pos) * 8)
     }
 
     /// The header's `len` and `count` (read after its `ready` was acquired).

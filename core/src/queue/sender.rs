@@ -296,12 +296,11 @@ fn look_ahead<Q: Outbox + ?Sized>(q: &Q, t: u64) -> Result<u64, SendError> {
         if t >= cells && v == t - cells {
             return Err(SendError::Full);
         }
+        let before = t.saturating_sub(cells);
         let what = format!(
             "queue {:?}: the free word of message {t}'s cell says {v} (expected {t} once \
-             the kernel freed it, {} while it still holds message {})",
-            q.name(),
-            t.saturating_sub(cells),
-            t.saturating_sub(cells)
+             the kernel freed it, {before} while it still holds message {before})",
+            q.name()
         );
         q.note_violation(what.clone());
         return Err(SendError::Protocol(what));

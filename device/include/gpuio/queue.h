@@ -292,6 +292,11 @@ GPUIO_FN void gpuio_impl_queue_free(const gpuio_queue *q, gpuio_u64 pos) {
   gpuio_st_release_64(gpuio_ptr<gpuio_u64>(q->frees) + pos % q->cells, pos + q->cells);
 }
 
+/* Gives back credits taken and not used, or adds newly published ones (the poller). */
+GPUIO_FN void gpuio_impl_queue_give_credits(const gpuio_queue *q, gpuio_u64 k) {
+  gpuio_fetch_add_64((gpuio_u64 *)&gpuio_impl_queue_credits(q)->available, k);
+}
+
 /* Takes up to `k` credits: how many it kept (0 when there were none). One fetch-add
  * of -k, after a look (an empty queue costs no atomic); what was not there is given
  * back, so the count dips below zero only for that instant. It never fails and never
@@ -304,13 +309,8 @@ GPUIO_FN gpuio_u64 gpuio_impl_queue_take_credits(const gpuio_queue *q, gpuio_u64
   if ((gpuio_u64)looked < k) k = (gpuio_u64)looked;
   const gpuio_i64 old = (gpuio_i64)gpuio_fetch_add_64(avail, (gpuio_u64)0 - k);
   const gpuio_u64 kept = old <= 0 ? 0u : ((gpuio_u64)old < k ? (gpuio_u64)old : k);
-  if (kept < k) gpuio_fetch_add_64(avail, k - kept);
+  if (kept < k) gpuio_impl_queue_give_credits(q, k - kept);
   return kept;
-}
-
-/* Gives back credits taken and not used (a message the reader may not take). */
-GPUIO_FN void gpuio_impl_queue_give_credits(const gpuio_queue *q, gpuio_u64 k) {
-  gpuio_fetch_add_64((gpuio_u64 *)&gpuio_impl_queue_credits(q)->available, k);
 }
 
 /* Reads the host's words of a queue to the device for every reader: the published
@@ -338,7 +338,7 @@ GPUIO_FN bool gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *
     gpuio_st_release_64(&rs->cached_head, head);
     /* After the release: a reader that takes these credits finds a cached_head
      * beyond its positions when it acquires it. */
-    gpuio_fetch_add_64((gpuio_u64 *)&gpuio_impl_queue_credits(q)->available, head - had);
+    gpuio_impl_queue_give_credits(q, head - had);
   }
   const gpuio_u32 seen = (closed ? GPUIO_QUEUE_SEEN_CLOSED : 0u) | (closing ? GPUIO_QUEUE_SEEN_SHUTDOWN : 0u);
   if (seen) gpuio_st_release_32(&rs->seen, seen);
