@@ -143,7 +143,7 @@ fn host_to_device(kind: TransportKind) {
             2,
             32,
             &ch,
-            &[u64::from(ep), u64::from(MAX), 0, 0, 0, 0],
+            &[u64::from(ep), u64::from(MAX), 0, 0, 0, 0, 0],
         )
         .unwrap();
     let mut sum = 0u64;
@@ -165,6 +165,109 @@ fn host_to_device(kind: TransportKind) {
         "{report}"
     );
     assert!(report.is_clean(), "{report}");
+}
+
+/// A queue to the device of four rings, a host thread sending on each
+/// (`Sender::split`): `threads` device threads (a warp reads its own ring first and
+/// the others when it is empty) take every message once and whole, and `gpuio_recv`
+/// ends with 0 only once every ring is closed and drained. `cap` is the kernel's
+/// buffer (0: room for any message; less than the longest message: it looks at
+/// each message before taking it).
+fn rings_to_the_device(senders: usize, threads: (u32, u32), cap: u64) -> u64 {
+    let m = module().expect("the CPU device compiles the kernels");
+    const PER: u64 = 40_000;
+    const MAX: u32 = 200;
+    let mut config = patient();
+    // With a buffer, the queue's longest message is longer than the buffer and
+    // every message the test sends fits it.
+    let longest = if cap == 0 { MAX } else { 256 };
+    let ep = config.endpoint(Endpoint::queue_to_device("work", queue(longest, 256, 4)));
+    let ch = open(TransportKind::Forward, config);
+    let tx = ch.sender(ep).unwrap();
+    let running = m
+        .launch(
+            "recv_checked",
+            threads.0,
+            threads.1,
+            &ch,
+            &[u64::from(ep), u64::from(MAX), 0, 0, 0, 0, cap],
+        )
+        .unwrap();
+    let txs = if senders == 1 { vec![tx] } else { tx.split() };
+    assert_eq!(txs.len(), senders);
+    let sums: Vec<u64> = std::thread::scope(|s| {
+        let handles: Vec<_> = txs
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut tx)| {
+                s.spawn(move || {
+                    let mut sum = 0u64;
+                    for j in 0..PER {
+                        // Thread numbers 0..1000 split between the senders.
+                        let t = (k as u64) * 250 + j % 250;
+                        let i = j / 250;
+                        tx.send(&msg(t, i, MAX)).unwrap();
+                        sum = sum.wrapping_add(t << 32 | i);
+                    }
+                    sum
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let total = PER * senders as u64;
+    let p = running.join(KERNEL_DEADLINE).unwrap();
+    assert_eq!(p[4], 0, "a receive failed with -errno {}", p[4]);
+    assert_eq!((p[2], p[3]), (total, 0), "received, torn");
+    let sum = sums.iter().fold(0u64, |a, s| a.wrapping_add(*s));
+    assert_eq!(p[5], sum, "the messages received are not the ones sent");
+    let report = ch.close();
+    let q = &report.queues[0];
+    assert_eq!(
+        (q.sent, q.received, q.in_flight),
+        (total, total, 0),
+        "{report}"
+    );
+    assert!(report.is_clean(), "{report}");
+    total
+}
+
+#[test]
+fn four_host_threads_send_on_four_rings_and_every_message_arrives_once() {
+    assert_eq!(rings_to_the_device(4, (2, 32), 0), 160_000);
+}
+
+#[test]
+fn readers_that_look_before_they_take_drain_every_ring_and_end_with_zero() {
+    // 200-byte buffers on a queue of 256-byte messages: every message sent (8 to
+    // 200 bytes) fits, and each is looked at before it is taken.
+    assert_eq!(rings_to_the_device(4, (2, 32), 200), 160_000);
+}
+
+#[test]
+fn an_unsplit_sender_on_four_rings_reaches_readers_of_every_ring() {
+    // One warp per ring (warps 0..3 read rings 0..3 first); every message is on
+    // ring 0, so three of the four warps take only from a ring not their own.
+    assert_eq!(rings_to_the_device(1, (4, 32), 0), 40_000);
+}
+
+#[test]
+fn a_sender_split_into_rings_closes_each_ring_on_its_own() {
+    let mut config = patient();
+    let ep = config.endpoint(Endpoint::queue_to_device("work", queue(64, 8, 4)));
+    let ch = open(TransportKind::Forward, config);
+    let mut txs = ch.sender(ep).unwrap().split();
+    assert_eq!(txs.len(), 4);
+    for (k, tx) in txs.iter_mut().enumerate() {
+        tx.send(&[k as u8; 10]).unwrap();
+        assert_eq!(tx.sent(), 1);
+    }
+    txs[1].close();
+    assert_eq!(txs[1].send(b"late"), Err(SendError::Closed));
+    txs[2].send(b"still open").unwrap();
+    let report = ch.close();
+    let q = &report.queues[0];
+    assert_eq!((q.sent, q.received, q.in_flight), (5, 0, 5), "{report}");
 }
 
 macro_rules! on_every_transport {

@@ -55,8 +55,10 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// Bumped whenever any struct in this file changes, or what a request may say
 /// (6: the socket opcodes [`op::SEND`] and [`op::RECV`]; `QueueRing::polled_at`;
 /// 7: a queue to the device hands positions out by [`QueueCredits`], not claim
-/// funnels, and its readers free cells in [`Queue::frees`], not in the cells).
-pub const ABI_VERSION: u32 = 7;
+/// funnels, and its readers free cells in [`Queue::frees`], not in the cells;
+/// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
+/// credits and free words side by side).
+pub const ABI_VERSION: u32 = 8;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -466,8 +468,13 @@ pub mod queue_direction {
 /// written) was scribbled: the host reports a protocol violation and stops reading
 /// that ring.
 ///
-/// **To the device** (`gpuio_recv`): one ring of two cells at least (with one, "free
-/// for `p + 1`" and "holds `p`" would once have been the same word). Cell `p % cells`
+/// **To the device** (`gpuio_recv`): `rings` rings of two cells at least (with one,
+/// "free for `p + 1`" and "holds `p`" would once have been the same word), each
+/// written by one host `Sender` (a thread of its own: `Sender::split`), each with
+/// its own positions, head, `closed`, credits and free words; what follows is one
+/// ring's protocol. A reading warp takes from ring `warp % rings` first and from the
+/// next rings in turn when that one has no credit; the end of stream is every ring
+/// at its end. Cell `p % cells`
 /// holds the message for `p` when its `ready == p + 1` (release by the host, which
 /// writes the bytes first; then it releases `QueueControl::head = p + 1`), and is
 /// free for position `p` when its *free word* `frees[p % cells] == p` (a compact
@@ -515,10 +522,11 @@ pub struct Queue {
     /// Device address of `QueueControl[rings]` (shared; written by the host).
     pub control: u64,
     /// Device address of `QueueRing[rings]` (device-local); for a queue to the
-    /// device, the line of its [`QueueCredits`] follows.
+    /// device, `QueueCredits[rings]` follow ([`QueueCredits`]).
     pub ring_state: u64,
-    /// To the device: the address of `u64 frees[cells]` (shared), where readers free
-    /// cells (`frees[p % cells] = p + cells`, release). To the host: 0.
+    /// To the device: the address of `u64 frees[rings · cells]` (shared), where
+    /// readers free cells (ring `r`'s `frees[r · cells + p % cells] = p + cells`,
+    /// release). To the host: 0.
     pub frees: u64,
     pub _pad: [u64; 1],
 }
@@ -530,7 +538,7 @@ pub struct QueueControl {
     /// To the host: positions the host has consumed. To the device: positions the
     /// host has published (after each message's `ready`). Release by the host.
     pub head: u64,
-    /// To the device: 1 once the host's `Sender` closed, after its last `head`
+    /// To the device: 1 once the ring's `Sender` closed, after its last `head`
     /// (release by the host).
     pub closed: u32,
     pub _pad: [u32; 13],
@@ -559,8 +567,8 @@ pub struct QueueRing {
     pub _pad: [u64; 4],
 }
 
-/// A queue to the device's credits, in the 64-byte line after its [`QueueRing`]
-/// (device-local; `gpuio_impl_queue_credits`). Before them (ABI 6) a reading warp
+/// One ring of a queue to the device's credits, a 64-byte line each after the
+/// queue's `QueueRing[rings]` (device-local; `gpuio_impl_queue_credits`). Before them (ABI 6) a reading warp
 /// took one of 128 claim funnels and competed for `tail` by compare-and-swap: with
 /// every warp of an H100 reading, `ncu` put 97 % of the reading kernel's stall
 /// samples on that loop (88 L2 atomics a message without funnels), and the queue

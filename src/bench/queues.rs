@@ -85,6 +85,11 @@ impl Shape {
     }
 }
 
+/// Host threads sending to the device, one ring of the queue each
+/// (`Sender::split`); `GPUIO_BENCH_QUEUE_SENDERS` overrides it (the figure's name
+/// says how many).
+const SENDERS: u32 = 4;
+
 /// Bytes of device memory the copy-back reference may use.
 const COPY_BACK_LIMIT: u64 = 1 << 30;
 
@@ -118,7 +123,7 @@ pub fn figures(
             device,
             open,
             bytes,
-            target / 4 / (bytes / 64).max(1),
+            target / (bytes / 64).max(1),
         )?);
     }
     eprintln!("gpuio bench: queue round trip ...");
@@ -509,10 +514,11 @@ fn naive_ring(
     ))
 }
 
-/// One host thread sending `total` messages of `bytes` (a multiple of 8, at most
-/// 4096) to every thread of the device, which take them as they come
-/// (`gpuio_k_queue_recv`): millions of messages per second, against the same bytes
-/// uploaded to device memory in one copy.
+/// [`SENDERS`] host threads, each on a ring of its own, sending `total` messages of
+/// `bytes` (a multiple of 8, at most 4096) between them to every thread of the
+/// device, which take them as they come (`gpuio_k_queue_recv`; a warp reads its own
+/// ring first): millions of messages per second, against the same bytes uploaded to
+/// device memory in one copy.
 fn to_device(
     device: &dyn Device,
     open: &Opener<'_>,
@@ -521,44 +527,56 @@ fn to_device(
 ) -> Result<Figure, String> {
     let (grid, block) = device.full_shape();
     let len = bytes.clamp(8, 4096) as usize;
-    let total = total.max(1);
+    let senders = std::env::var("GPUIO_BENCH_QUEUE_SENDERS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|&v| (1..=64).contains(&v))
+        .unwrap_or(SENDERS);
+    let per = total.max(1).div_ceil(u64::from(senders));
+    let total = per * u64::from(senders);
     let mut cfg = ChannelConfig::default();
     let ep = cfg.endpoint(Endpoint::queue_to_device(
         "bench",
         QueueConfig {
             max_message: len as u32,
             capacity: if len >= 4096 { 1024 } else { 8192 },
-            rings: 1,
+            rings: senders,
             timeout: Duration::from_secs(60),
         },
     ));
     let ch = open(cfg)?;
-    let mut tx = ch.sender(ep).map_err(|e| e.to_string())?;
+    let txs = ch.sender(ep).map_err(|e| e.to_string())?.split();
     let start = Instant::now();
-    // The host sends from a thread of its own, started before the launch (a profiler
+    // The host sends from threads of its own, started before the launch (a profiler
     // may hold the launch until the kernel ends). Which side sets the pace: how often
-    // the host found every cell still holding a message the kernel had not taken, and
-    // how long it waited for room in all.
-    let sender = std::thread::spawn(move || {
-        let mut msg = vec![0u8; len];
-        let (mut full, mut waited) = (0u64, Duration::ZERO);
-        for i in 0..total {
-            msg[..8].copy_from_slice(&i.to_le_bytes());
-            match tx.try_send(&msg) {
-                Err(SendError::Full) => {
-                    full += 1;
-                    let t = Instant::now();
-                    tx.send(&msg)
-                        .map_err(|e| format!("queue to the device, {len} B: {e}"))?;
-                    waited += t.elapsed();
+    // the senders found every cell of their ring still holding a message the kernel
+    // had not taken, and how long they waited for room in all.
+    let threads: Vec<_> = txs
+        .into_iter()
+        .enumerate()
+        .map(|(k, mut tx)| {
+            std::thread::spawn(move || {
+                let mut msg = vec![0u8; len];
+                let (mut full, mut waited) = (0u64, Duration::ZERO);
+                for i in k as u64 * per..(k as u64 + 1) * per {
+                    msg[..8].copy_from_slice(&i.to_le_bytes());
+                    match tx.try_send(&msg) {
+                        Err(SendError::Full) => {
+                            full += 1;
+                            let t = Instant::now();
+                            tx.send(&msg)
+                                .map_err(|e| format!("queue to the device, {len} B: {e}"))?;
+                            waited += t.elapsed();
+                        }
+                        other => other.map_err(|e| format!("queue to the device, {len} B: {e}"))?,
+                    }
                 }
-                other => other.map_err(|e| format!("queue to the device, {len} B: {e}"))?,
-            }
-        }
-        let sent_at = start.elapsed();
-        tx.close();
-        Ok::<_, String>((full, waited, sent_at))
-    });
+                let sent_at = start.elapsed();
+                tx.close();
+                Ok::<_, String>((full, waited, sent_at))
+            })
+        })
+        .collect();
     let run = device
         .launch(
             "queue_recv",
@@ -571,14 +589,21 @@ fn to_device(
     let p = run
         .join(KERNEL_TIMEOUT)
         .map_err(|e| format!("queue_recv: {e}"))?;
-    let (full, waited, sent_at) = sender
-        .join()
-        .map_err(|_| "the sending thread panicked".to_string())??;
+    let (mut full, mut waited, mut sent_at) = (0, Duration::ZERO, Duration::ZERO);
+    for t in threads {
+        let (f, w, s) = t
+            .join()
+            .map_err(|_| "a sending thread panicked".to_string())??;
+        full += f;
+        waited += w;
+        sent_at = sent_at.max(s);
+    }
     let took = start.elapsed();
     eprintln!(
-        "gpuio bench:   {len} B: {:.2} M msg/s; the host sent the last after {:.1} ms, \
-         finding the queue full {full} times ({:.1} ms waiting for room); kernel ended \
-         after {:.1} ms; {:.1} lanes per warp called gpuio_recv together",
+        "gpuio bench:   {len} B: {:.2} M msg/s; {senders} host threads sent the last after \
+         {:.1} ms, finding their ring full {full} times ({:.1} ms waiting for room, all \
+         threads); kernel ended after {:.1} ms; {:.1} lanes per warp called gpuio_recv \
+         together",
         total as f64 / took.as_secs_f64() / 1e6,
         sent_at.as_secs_f64() * 1e3,
         waited.as_secs_f64() * 1e3,
@@ -607,9 +632,13 @@ fn to_device(
         .map_err(|e| e.to_string())?;
     let up = up.elapsed();
     drop(buf);
+    let from = match senders {
+        1 => "1 host thread".to_string(),
+        n => format!("{n} host threads, a ring each"),
+    };
     Ok(Figure::new(
         format!(
-            "queue to device, {len} B messages, 1 host thread -> {} threads",
+            "queue to device, {len} B messages, {from} -> {} threads",
             u64::from(grid) * u64::from(block)
         ),
         total as f64 / took.as_secs_f64() / 1e6,

@@ -43,12 +43,15 @@ GPUIO_KERNEL(send_numbered)(const gpuio_channel *ch, gpuio_u64 *params) {
 
 // Receives until the end of the stream, checking every byte. params: [0] endpoint,
 // [1] max message, [2] received (out), [3] bad messages (out), [4] first -errno
-// other than the end (out), [5] sum of (t << 32 | i) over messages (out).
+// other than the end (out), [5] sum of (t << 32 | i) over messages (out), [6] the
+// buffer's size (0: 1024 bytes; one shorter than the queue's longest message makes
+// gpuio_recv look at each message before it takes it).
 GPUIO_KERNEL(recv_checked)(const gpuio_channel *ch, gpuio_u64 *params) {
   char m[1024];
   const gpuio_u32 max = (gpuio_u32)params[1];
+  const gpuio_u64 cap = params[6] && params[6] < sizeof m ? params[6] : sizeof m;
   for (;;) {
-    gpuio_i64 r = gpuio_recv(ch, (gpuio_u32)params[0], m, sizeof m);
+    gpuio_i64 r = gpuio_recv(ch, (gpuio_u32)params[0], m, cap);
     if (r == 0) break;
     if (r < 0) {
       gpuio_cas_64(&params[4], 0u, (gpuio_u64)(-r));

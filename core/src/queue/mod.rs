@@ -70,7 +70,7 @@ impl std::fmt::Display for Direction {
 }
 
 /// How a host queue is sized. `Default`: messages of up to 240 bytes, 1024 per
-/// ring, 4 rings to the host (1 to the device), host-side waits of 30 s.
+/// ring, 4 rings, host-side waits of 30 s.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueueConfig {
     /// Longest message, in bytes. Each message takes one cell of `16 +
@@ -79,8 +79,12 @@ pub struct QueueConfig {
     /// Messages each ring holds (rounded up to a power of two; at least 2 on a
     /// queue to the device).
     pub capacity: u32,
-    /// Rings (to the host): a sending warp uses ring `warp % rings`, so warps on
-    /// different rings never contend. A queue to the device has one ring.
+    /// Rings. To the host: a sending warp uses ring `warp % rings`, so warps on
+    /// different rings never contend. To the device: one per host thread that
+    /// sends ([`Sender::split`]); a [`Sender`] that is not split sends on ring 0
+    /// alone, in order. A reading warp takes from ring `warp % rings` first and
+    /// from the others when that one is empty; with one ring a reader polls one
+    /// host word, with more it also looks at one other ring each time it polls.
     pub rings: u32,
     /// Longest a blocking host-side call ([`Receiver::recv`], [`Sender::send`])
     /// waits before it reports a timeout.
@@ -146,16 +150,18 @@ pub(crate) struct QueueShared {
     /// The cells of every ring, then `QueueControl[rings]`.
     mem: SharedView,
     control_off: usize,
-    /// To the device: where `frees[cells]` starts in `mem`.
+    /// To the device: where `frees[rings × cells]` starts in `mem` (ring `r`'s
+    /// from `r × cells` on).
     frees_off: usize,
     /// The ring's device-local state; kept alive with the queue.
     _local: Arc<dyn LocalMemory>,
     /// The channel's shared descriptor, for `closing`.
     descriptor: SharedView,
-    /// To the device: the Sender's next position, which is also how many messages
-    /// it published. (To the host, what the Receivers took is the sum of the rings'
-    /// published heads: no counter shared by the draining threads.)
-    pub(crate) tail: AtomicU64,
+    /// To the device, per ring: the next position of the Sender that owns the
+    /// ring, which is also how many messages it published there. (To the host,
+    /// none: what the Receivers took is the sum of the rings' published heads, no
+    /// counter shared by the draining threads.)
+    tails: Box<[AtomicU64]>,
     /// Whether the Receiver or Sender was handed out.
     taken: AtomicBool,
     /// The first protocol violation seen.
@@ -201,10 +207,7 @@ impl QueueShared {
                 config.capacity
             )));
         }
-        let rings = match direction {
-            Direction::ToHost => config.rings,
-            Direction::ToDevice => 1,
-        };
+        let rings = config.rings;
         if rings == 0 || rings > MAX_RINGS {
             return Err(bad(format!(
                 "{} rings is outside 1..={MAX_RINGS}",
@@ -227,17 +230,19 @@ impl QueueShared {
             .ok_or_else(|| bad("rings x capacity x cell size is over 16 GiB".into()))?;
         let control_off = cells_len.next_multiple_of(64);
         let control_len = rings as usize * std::mem::size_of::<abi::QueueControl>();
-        // A queue to the device: its free words after the control lines.
+        // A queue to the device: its free words after the control lines, ring
+        // after ring.
         let frees_off = control_off + control_len;
         let frees_len = match direction {
             Direction::ToHost => 0,
-            Direction::ToDevice => cells as usize * 8,
+            Direction::ToDevice => rings as usize * cells as usize * 8,
         };
         let mem: Arc<dyn SharedMemory> = Arc::from(provider.alloc_shared(frees_off + frees_len)?);
-        // A queue to the device: its credits in the line after the ring's state.
+        // A queue to the device: each ring's credits in a line, after the rings'
+        // states.
         let credits = match direction {
             Direction::ToHost => 0,
-            Direction::ToDevice => std::mem::size_of::<abi::QueueCredits>(),
+            Direction::ToDevice => rings as usize * std::mem::size_of::<abi::QueueCredits>(),
         };
         let local: Arc<dyn LocalMemory> = Arc::from(
             provider
@@ -257,16 +262,21 @@ impl QueueShared {
             frees_off,
             _local: local.clone(),
             descriptor: SharedView::new(descriptor),
-            tail: AtomicU64::new(0),
+            tails: match direction {
+                Direction::ToHost => Box::new([]),
+                Direction::ToDevice => (0..rings).map(|_| AtomicU64::new(0)).collect(),
+            },
             taken: AtomicBool::new(false),
             violation: Mutex::new(None),
             violated: AtomicBool::new(false),
         };
         if direction == Direction::ToDevice {
             // Lap 0: cell p is free for position p, and no cell holds a message yet.
-            for p in 0..u64::from(cells) {
-                shared.free_word(p)?.store(p, Ordering::Relaxed);
-                shared.ready(0, p)?.store(0, Ordering::Relaxed);
+            for ring in 0..rings {
+                for p in 0..u64::from(cells) {
+                    shared.free_word(ring, p)?.store(p, Ordering::Relaxed);
+                    shared.ready(ring, p)?.store(0, Ordering::Relaxed);
+                }
             }
         }
         let region = shared.mem.region();
@@ -312,10 +322,12 @@ impl QueueShared {
         self.mem.atomic_u64(self.cell_off(ring, pos))
     }
 
-    /// To the device: the free word of position `pos`'s cell (`frees[pos % cells]`:
-    /// `pos` once free for it, `pos + cells` once a reader took it).
-    fn free_word(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        self.mem.atomic_u64(self.frees_off + self.index(pos) * 8)
+    /// To the device: the free word of position `pos`'s cell in ring `ring`
+    /// (`frees[ring × cells + pos % cells]`: `pos` once free for it, `pos + cells`
+    /// once a reader took it).
+    fn free_word(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        let word = ring as usize * self.cells as usize + self.index(pos);
+        self.mem.atomic_u64(self.frees_off + word * 8)
     }
 
     /// The header's `len` and `count` (read after its `ready` was acquired).
@@ -358,9 +370,20 @@ impl QueueShared {
             .atomic_u64(self.control(ring) + std::mem::offset_of!(abi::QueueControl, head))
     }
 
-    fn closed_word(&self) -> Result<&AtomicU32, MemoryError> {
+    fn closed_word(&self, ring: u32) -> Result<&AtomicU32, MemoryError> {
         self.mem
-            .atomic_u32(self.control(0) + std::mem::offset_of!(abi::QueueControl, closed))
+            .atomic_u32(self.control(ring) + std::mem::offset_of!(abi::QueueControl, closed))
+    }
+
+    /// To the device: ring `ring`'s Sender's next position (how many messages it
+    /// published there).
+    fn tail(&self, ring: u32) -> &AtomicU64 {
+        &self.tails[ring as usize]
+    }
+
+    /// To the device: messages published on every ring.
+    pub(crate) fn sent(&self) -> u64 {
+        self.tails.iter().map(|t| t.load(Ordering::Acquire)).sum()
     }
 
     /// Whether the channel is closing (the host's `close()` began).
@@ -411,16 +434,17 @@ impl QueueShared {
             .sum()
     }
 
-    /// To the device: messages the Sender published that no kernel took yet (their
-    /// cells not freed for the next lap).
+    /// To the device: messages the Senders published that no kernel took yet (their
+    /// cells not freed for the next lap), over every ring.
     fn unclaimed(&self) -> Result<u64, MemoryError> {
-        let tail = self.tail.load(Ordering::Acquire);
         let cells = u64::from(self.cells);
-        let first = tail.saturating_sub(cells);
         let mut n = 0;
-        for p in first..tail {
-            if self.free_word(p)?.load(Ordering::Acquire) != p + cells {
-                n += 1;
+        for ring in 0..self.rings {
+            let tail = self.tail(ring).load(Ordering::Acquire);
+            for p in tail.saturating_sub(cells)..tail {
+                if self.free_word(ring, p)?.load(Ordering::Acquire) != p + cells {
+                    n += 1;
+                }
             }
         }
         Ok(n)
@@ -444,7 +468,7 @@ impl QueueShared {
                 (taken + in_flight, taken)
             }
             Direction::ToDevice => {
-                let sent = self.tail.load(Ordering::Acquire);
+                let sent = self.sent();
                 (sent, sent.saturating_sub(in_flight))
             }
         };

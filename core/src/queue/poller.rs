@@ -14,21 +14,24 @@ use super::QueueShared;
 #[derive(Clone, Copy)]
 pub(crate) enum WaitFor {
     Message(fn(&QueueShared) -> bool),
-    Space(fn(&QueueShared) -> bool),
+    /// Room on one ring of a queue to the device.
+    Space(fn(&QueueShared, u32) -> bool, u32),
 }
 
 impl WaitFor {
     fn ready(self, q: &QueueShared) -> bool {
         match self {
-            Self::Message(f) | Self::Space(f) => f(q),
+            Self::Message(f) => f(q),
+            Self::Space(f, ring) => f(q, ring),
         }
     }
 
     fn same(self, other: Self) -> bool {
-        matches!(
-            (self, other),
-            (Self::Message(_), Self::Message(_)) | (Self::Space(_), Self::Space(_))
-        )
+        match (self, other) {
+            (Self::Message(_), Self::Message(_)) => true,
+            (Self::Space(_, a), Self::Space(_, b)) => a == b,
+            _ => false,
+        }
     }
 }
 

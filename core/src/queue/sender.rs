@@ -36,8 +36,14 @@ pub enum SendError {
 ///
 /// Blocking ([`Sender::send`]), non-blocking ([`Sender::try_send`]) and timed, and
 /// an async [`Sink`](futures_sink::Sink) of `Vec<u8>` that needs no thread of its own.
+///
+/// A queue with several rings ([`QueueConfig::rings`](crate::QueueConfig::rings))
+/// takes one sending thread per ring: [`Sender::split`] gives each its own
+/// `Sender`. Unsplit, a `Sender` sends on ring 0 alone.
 pub struct Sender {
     q: Arc<QueueShared>,
+    /// The rings this sender closes; it sends on the first.
+    rings: std::ops::Range<u32>,
     closed: bool,
     /// Positions below this one were seen free (their free word said the kernel
     /// freed it) by a look-ahead; only this sender writes them, so they stay free.
@@ -57,15 +63,18 @@ impl std::fmt::Debug for Sender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sender")
             .field("queue", &self.q)
-            .field("sent", &self.q.tail.load(Ordering::Relaxed))
+            .field("rings", &self.rings)
+            .field("sent", &self.sent())
             .finish()
     }
 }
 
 impl Sender {
     pub(crate) fn new(q: Arc<QueueShared>) -> Self {
+        let rings = 0..q.rings;
         Self {
             q,
+            rings,
             closed: false,
             free_upto: 0,
         }
@@ -81,9 +90,51 @@ impl Sender {
         self.q.max_message as usize
     }
 
-    /// Messages published so far.
+    /// Messages this sender published so far (on every ring it owns).
     pub fn sent(&self) -> u64 {
-        self.q.tail.load(Ordering::Relaxed)
+        self.rings
+            .clone()
+            .map(|r| self.q.tail(r).load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// One sender per ring this one owns, in ring order, each free to move to its
+    /// own thread: with a queue of several rings, several host threads send at
+    /// once and no word is shared between them. Each ends its own ring's stream
+    /// when it closes; `gpuio_recv` returns 0 once every ring is closed and
+    /// drained. What this sender sent stays on ring 0, whose sender comes first.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use gpuio_core::{forward::ForwardBuilder, memory::HostMemory};
+    /// use gpuio_core::{Channel, ChannelConfig, Endpoint, QueueConfig};
+    /// let mut cfg = ChannelConfig::default();
+    /// let rings = QueueConfig { rings: 4, ..QueueConfig::default() };
+    /// let work = cfg.endpoint(Endpoint::queue_to_device("work", rings));
+    /// let channel = Channel::open(Arc::new(HostMemory), &ForwardBuilder::default(), cfg)?;
+    /// let senders = channel.sender(work)?.split();
+    /// assert_eq!(senders.len(), 4);
+    /// std::thread::scope(|s| {
+    ///     for (i, mut tx) in senders.into_iter().enumerate() {
+    ///         // A kernel launched on `channel` takes these with gpuio_recv.
+    ///         s.spawn(move || tx.send(format!("from thread {i}").as_bytes()));
+    ///     }
+    /// });
+    /// let report = channel.close();
+    /// assert_eq!((report.queues[0].sent, report.queues[0].in_flight), (4, 4));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn split(mut self) -> Vec<Sender> {
+        let rings = std::mem::replace(&mut self.rings, 0..0);
+        let closed = self.closed;
+        rings
+            .map(|r| Sender {
+                q: self.q.clone(),
+                rings: r..r + 1,
+                closed,
+                free_upto: if r == 0 { self.free_upto } else { 0 },
+            })
+            .collect()
     }
 
     /// Publishes `msg` if a cell is free now.
@@ -94,13 +145,17 @@ impl Sender {
                 max: self.q.max_message as usize,
             });
         }
-        if self.closed || self.q.channel_closing() {
+        if self.closed || self.rings.is_empty() || self.q.channel_closing() {
             return Err(SendError::Closed);
         }
         if let Some(v) = self.q.violation() {
             return Err(SendError::Protocol(v));
         }
-        send_next(&*self.q, &mut self.free_upto, msg)
+        let ring = RingOut {
+            q: &self.q,
+            ring: self.rings.start,
+        };
+        send_next(&ring, &mut self.free_upto, msg)
     }
 
     /// Publishes `msg`, waiting at most the queue's timeout for a free cell.
@@ -129,19 +184,22 @@ impl Sender {
         }
     }
 
-    /// Ends the stream: the kernel's `gpuio_recv` returns 0 once it took every
-    /// message. Further sends fail with [`SendError::Closed`].
+    /// Ends the stream of every ring this sender owns: the kernel's `gpuio_recv`
+    /// returns 0 once every ring is closed and drained. Further sends fail with
+    /// [`SendError::Closed`].
     pub fn close(&mut self) {
         if self.closed {
             return;
         }
         self.closed = true;
-        close(&*self.q);
+        for ring in self.rings.clone() {
+            close(&RingOut { q: &self.q, ring });
+        }
     }
 
-    fn has_space(q: &QueueShared) -> bool {
-        let t = q.tail.load(Ordering::Relaxed);
-        q.free_word(t)
+    fn has_space(q: &QueueShared, ring: u32) -> bool {
+        let t = q.tail(ring).load(Ordering::Relaxed);
+        q.free_word(ring, t)
             .map(|w| w.load(Ordering::Acquire) == t)
             .unwrap_or(true)
             || q.channel_closing()
@@ -160,16 +218,16 @@ impl futures_sink::Sink<Vec<u8>> for Sender {
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), SendError>> {
         let this = self.get_mut();
         for attempt in 0..2 {
-            if this.closed || this.q.channel_closing() {
+            if this.closed || this.rings.is_empty() || this.q.channel_closing() {
                 return Poll::Ready(Err(SendError::Closed));
             }
-            if Sender::has_space(&this.q) {
+            if Sender::has_space(&this.q, this.rings.start) {
                 return Poll::Ready(Ok(()));
             }
             if attempt == 0 {
                 poller::wait(
                     this.q.clone(),
-                    WaitFor::Space(Sender::has_space),
+                    WaitFor::Space(Sender::has_space, this.rings.start),
                     cx.waker().clone(),
                 );
             }
@@ -230,35 +288,41 @@ impl Flag for AtomicU32 {
     }
 }
 
-impl Outbox for QueueShared {
+/// One ring of a queue to the device, as its sender sees it.
+pub(crate) struct RingOut<'a> {
+    q: &'a QueueShared,
+    ring: u32,
+}
+
+impl Outbox for RingOut<'_> {
     type Word = AtomicU64;
     type Flag = AtomicU32;
     fn cells(&self) -> u32 {
-        self.cells
+        self.q.cells
     }
     fn name(&self) -> &str {
-        &self.name
+        &self.q.name
     }
     fn ready(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        QueueShared::ready(self, 0, pos)
+        self.q.ready(self.ring, pos)
     }
     fn free_word(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        QueueShared::free_word(self, pos)
+        self.q.free_word(self.ring, pos)
     }
     fn write_message(&self, pos: u64, msg: &[u8]) -> Result<(), MemoryError> {
-        QueueShared::write_message(self, 0, pos, msg)
+        self.q.write_message(self.ring, pos, msg)
     }
     fn head_word(&self) -> Result<&AtomicU64, MemoryError> {
-        QueueShared::head_word(self, 0)
+        self.q.head_word(self.ring)
     }
     fn closed_word(&self) -> Result<&AtomicU32, MemoryError> {
-        QueueShared::closed_word(self)
+        self.q.closed_word(self.ring)
     }
     fn sent_word(&self) -> &AtomicU64 {
-        &self.tail
+        self.q.tail(self.ring)
     }
     fn note_violation(&self, what: String) {
-        QueueShared::note_violation(self, what)
+        self.q.note_violation(what)
     }
 }
 

@@ -21,9 +21,10 @@
  *  - host queues: a sending warp reserves consecutive cells of its ring only while
  *    the (cached) host head leaves room, fills them and publishes the group with one
  *    release of its first cell's `ready`; the host consumes groups in order and
- *    releases `head`. To the device: the host fills cell p%cells when ready == p and
- *    releases ready = p+1; a reader claims p (CAS on the device-local tail), copies
- *    it out and frees it with ready = p + cells.
+ *    releases `head`. To the device: each ring has one host Sender, which fills
+ *    cell p%cells when its free word says p and releases ready = p+1, then head; a
+ *    reader takes credits and positions of a ring (device-local), copies the
+ *    message out and frees the cell with frees[p%cells] = p + cells.
  */
 #ifndef GPUIO_ABI_H
 #define GPUIO_ABI_H
@@ -42,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 7u
+#define GPUIO_ABI_VERSION 8u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -182,7 +183,7 @@ typedef struct alignas(64) gpuio_queue {
   gpuio_u64 cells_addr; /* ring r's cells start at cells_addr + r * cells * cell_size (shared) */
   gpuio_u64 control;    /* gpuio_queue_control[rings] (shared, written by the host) */
   gpuio_u64 ring_state; /* gpuio_queue_ring[rings] (device-local) */
-  gpuio_u64 frees;      /* to the device: u64 frees[cells] (shared): frees[p % cells] = p + cells */
+  gpuio_u64 frees;      /* to the device: u64 frees[rings * cells] (shared): ring r's frees[p % cells] = p + cells */
   gpuio_u64 _pad[1];
 } gpuio_queue;
 typedef struct alignas(64) gpuio_queue_control {
@@ -200,7 +201,7 @@ typedef struct alignas(64) gpuio_queue_ring {
 } gpuio_queue_ring;
 #define GPUIO_QUEUE_SEEN_CLOSED 1u
 #define GPUIO_QUEUE_SEEN_SHUTDOWN 2u
-/* A queue to the device: its credits in the line after its gpuio_queue_ring
+/* A queue to the device: gpuio_queue_credits[rings] after its gpuio_queue_ring[rings]
  * (gpuio/queue.h, gpuio_impl_queue_credits). */
 typedef struct alignas(64) gpuio_queue_credits {
   gpuio_i64 available; /* published positions not yet handed to a reader */

@@ -277,57 +277,64 @@ GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const 
   }
 }
 
-/* The credits of a queue to the device (abi.rs, QueueCredits): published positions
- * not yet handed to a reader, in the line after the ring's state. */
-GPUIO_FN gpuio_queue_credits *gpuio_impl_queue_credits(const gpuio_queue *q) {
-  return gpuio_ptr<gpuio_queue_credits>(q->ring_state + (gpuio_u64)q->rings * sizeof(gpuio_queue_ring));
+/* Ring `ring` of a queue's device-local state. */
+GPUIO_FN gpuio_queue_ring *gpuio_impl_queue_ring(const gpuio_queue *q, gpuio_u32 ring) {
+  return gpuio_ptr<gpuio_queue_ring>(q->ring_state) + ring;
 }
 
-/* Frees position `pos`'s cell of a queue to the device for the host's next lap: its
- * free word (abi.rs, Queue::frees) becomes pos + cells, with a release (the message
- * was copied out first). The free words sit apart from the cells, eight to a line:
- * the host reads them instead of lines the device wrote into, and the frees of a
- * warp's consecutive positions are one write across PCIe. */
-GPUIO_FN void gpuio_impl_queue_free(const gpuio_queue *q, gpuio_u64 pos) {
-  gpuio_st_release_64(gpuio_ptr<gpuio_u64>(q->frees) + pos % q->cells, pos + q->cells);
+/* The credits of ring `ring` of a queue to the device (abi.rs, QueueCredits):
+ * published positions not yet handed to a reader, a line each after the rings'
+ * states. */
+GPUIO_FN gpuio_queue_credits *gpuio_impl_queue_credits(const gpuio_queue *q, gpuio_u32 ring) {
+  return gpuio_ptr<gpuio_queue_credits>(q->ring_state + (gpuio_u64)q->rings * sizeof(gpuio_queue_ring)) + ring;
+}
+
+/* Frees position `pos`'s cell of ring `ring` of a queue to the device for the host's
+ * next lap: its free word (abi.rs, Queue::frees) becomes pos + cells, with a release
+ * (the message was copied out first). The free words sit apart from the cells, eight
+ * to a line: the host reads them instead of lines the device wrote into, and the
+ * frees of a warp's consecutive positions are one write across PCIe. */
+GPUIO_FN void gpuio_impl_queue_free(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 pos) {
+  gpuio_st_release_64(gpuio_ptr<gpuio_u64>(q->frees) + (gpuio_u64)ring * q->cells + pos % q->cells, pos + q->cells);
 }
 
 /* Gives back credits taken and not used, or adds newly published ones (the poller). */
-GPUIO_FN void gpuio_impl_queue_give_credits(const gpuio_queue *q, gpuio_u64 k) {
-  gpuio_fetch_add_64((gpuio_u64 *)&gpuio_impl_queue_credits(q)->available, k);
+GPUIO_FN void gpuio_impl_queue_give_credits(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 k) {
+  gpuio_fetch_add_64((gpuio_u64 *)&gpuio_impl_queue_credits(q, ring)->available, k);
 }
 
-/* Takes up to `k` credits: how many it kept (0 when there were none). One fetch-add
- * of -k, after a look (an empty queue costs no atomic); what was not there is given
- * back, so the count dips below zero only for that instant. It never fails and never
- * retries: with every warp of an H100 reading, a compare-and-swap on the tail kept
- * the queue near 11 M messages/s. */
-GPUIO_FN gpuio_u64 gpuio_impl_queue_take_credits(const gpuio_queue *q, gpuio_u64 k) {
-  gpuio_u64 *avail = (gpuio_u64 *)&gpuio_impl_queue_credits(q)->available;
+/* Takes up to `k` credits of ring `ring`: how many it kept (0 when there were
+ * none). One fetch-add of -k, after a look (an empty ring costs no atomic); what
+ * was not there is given back, so the count dips below zero only for that instant.
+ * It never fails and never retries: with every warp of an H100 reading, a
+ * compare-and-swap on the tail kept the queue near 11 M messages/s. */
+GPUIO_FN gpuio_u64 gpuio_impl_queue_take_credits(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 k) {
+  gpuio_u64 *avail = (gpuio_u64 *)&gpuio_impl_queue_credits(q, ring)->available;
   const gpuio_i64 looked = (gpuio_i64)gpuio_ld_relaxed_64(avail);
   if (looked <= 0) return 0;
   if ((gpuio_u64)looked < k) k = (gpuio_u64)looked;
   const gpuio_i64 old = (gpuio_i64)gpuio_fetch_add_64(avail, (gpuio_u64)0 - k);
   const gpuio_u64 kept = old <= 0 ? 0u : ((gpuio_u64)old < k ? (gpuio_u64)old : k);
-  if (kept < k) gpuio_impl_queue_give_credits(q, k - kept);
+  if (kept < k) gpuio_impl_queue_give_credits(q, ring, k - kept);
   return kept;
 }
 
-/* Reads the host's words of a queue to the device for every reader: the published
- * count `head` (acquire: the host releases it after each message's `ready`), `closed`
- * and the channel's `closing`, into the ring's device-local state, and adds what was
- * newly published to the credits. One reader at a
- * time: the rest wait on that state instead of each crossing PCIe (with 100,000
- * readers polling one host word, the device spends its time on PCIe reads, measured
- * on an H100: 0.02 M msg/s). The relaxed loads go first and the acquire last, so the
+/* Reads the host's words of ring `ring` of a queue to the device for every reader:
+ * the published count `head` (acquire: the host releases it after each message's
+ * `ready`), `closed` and the channel's `closing`, into the ring's device-local state,
+ * and adds what was newly published to the ring's credits. One reader at a time:
+ * the rest wait on that state instead of each crossing PCIe (with 100,000 readers
+ * polling one host word, the device spends its time on PCIe reads, measured on an
+ * H100: 0.02 M msg/s). The relaxed loads go first and the acquire last, so the
  * three cross PCIe together (an acquire holds back every load after it: three
  * acquires waited three round trips). The host releases `closed` after its last
  * `head`, so a `closed` seen relaxed is read again with acquire, then `head` after
- * it, before the queue is taken for ended. Returns whether this reader polled (false:
- * another one was polling). */
-GPUIO_FN bool gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *q, gpuio_queue_ring *rs) {
+ * it, before the ring is taken for ended. Returns whether this reader polled
+ * (false: another one was polling). */
+GPUIO_FN bool gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 ring) {
+  gpuio_queue_ring *rs = gpuio_impl_queue_ring(q, ring);
   if (!gpuio_impl_queue_lock_poll(rs)) return false;
-  const gpuio_queue_control *ctl = gpuio_ptr<const gpuio_queue_control>(q->control);
+  const gpuio_queue_control *ctl = gpuio_ptr<const gpuio_queue_control>(q->control) + ring;
   const bool maybe_closed = gpuio_ld_relaxed_32(&ctl->closed) != 0u;
   const bool closing = gpuio_impl_closing(ch);
   gpuio_u64 head = gpuio_ld_acquire_64(&ctl->head);
@@ -338,12 +345,39 @@ GPUIO_FN bool gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *
     gpuio_st_release_64(&rs->cached_head, head);
     /* After the release: a reader that takes these credits finds a cached_head
      * beyond its positions when it acquires it. */
-    gpuio_impl_queue_give_credits(q, head - had);
+    gpuio_impl_queue_give_credits(q, ring, head - had);
   }
   const gpuio_u32 seen = (closed ? GPUIO_QUEUE_SEEN_CLOSED : 0u) | (closing ? GPUIO_QUEUE_SEEN_SHUTDOWN : 0u);
   if (seen) gpuio_st_release_32(&rs->seen, seen);
   gpuio_st_release_32(&rs->polling, 0u);
   return true;
+}
+
+/* The ring a reading warp looks at first: its own, `warp % rings`, so that with a
+ * host thread sending on each ring the readers of different rings never meet. */
+GPUIO_FN gpuio_u32 gpuio_impl_queue_first_ring(const gpuio_queue *q) {
+  return (gpuio_u32)(gpuio_warp_id() % q->rings);
+}
+
+/* A reader that found nothing polls the host for its rings: on its first poll
+ * (`all`) every ring, so that "nothing there" means nothing on any ring; after that
+ * its own ring `first` and one other in turn (`*turn`), so a ring whose own readers
+ * are gone is still looked at, and a wait costs at most two reads across PCIe. A
+ * ring seen closed holds its final count: it is not polled again. Returns whether
+ * this reader polled any (false: others were polling). */
+GPUIO_FN bool gpuio_impl_queue_poll_rings(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 first, bool all,
+                                          gpuio_u32 *turn) {
+  const gpuio_u32 rings = q->rings;
+  const gpuio_u32 other = rings > 1u ? 1u + *turn % (rings - 1u) : 0u;
+  ++*turn;
+  bool polled = false;
+  for (gpuio_u32 i = 0; i < rings; ++i) {
+    if (!all && i != 0u && i != other) continue;
+    const gpuio_u32 r = (first + i) % rings;
+    if (gpuio_ld_relaxed_32(&gpuio_impl_queue_ring(q, r)->seen) & GPUIO_QUEUE_SEEN_CLOSED) continue;
+    polled = gpuio_impl_queue_poll(ch, q, r) || polled;
+  }
+  return polled;
 }
 
 /* How long a reader that polled and found nothing new waits before it polls again
@@ -363,58 +397,110 @@ GPUIO_FN void gpuio_impl_queue_wait(gpuio_impl_backoff *b, bool polled) {
   }
 }
 
-/* One message from a queue to the device: its length (0 at end of stream), or
- * -EAGAIN (empty and !wait), -ETIMEDOUT, -EMSGSIZE (longer than cap: left in the
- * queue), -ESHUTDOWN. */
+/* What a reader learnt of the rings it found nothing to take on: whether every one
+ * is closed (and, found empty after that was acquired, at its end), whether any saw
+ * the channel closing. */
+struct gpuio_impl_queue_ends {
+  bool all_closed = true;
+  bool shutdown = false;
+  GPUIO_METHOD void add(gpuio_u32 seen) {
+    if (!(seen & GPUIO_QUEUE_SEEN_CLOSED)) all_closed = false;
+    if (seen & GPUIO_QUEUE_SEEN_SHUTDOWN) shutdown = true;
+  }
+};
+
+/* gpuio_impl_queue_look's answers besides a message's length or -errno. */
+#define GPUIO_QUEUE_LOOK_EMPTY 1
+#define GPUIO_QUEUE_LOOK_AGAIN 2
+
+/* One look at ring `ring` by a reader that looks at a message before it takes it:
+ * 0 with *r its length or -errno (-EMSGSIZE: longer than cap, left in the queue;
+ * -EPROTO; -ETIMEDOUT), GPUIO_QUEUE_LOOK_EMPTY when nothing is known to be
+ * published beyond the ring's tail, GPUIO_QUEUE_LOOK_AGAIN when it should look again
+ * (another reader took the position meanwhile, or holds the credits for an
+ * instant). */
+GPUIO_FN int gpuio_impl_queue_look(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 ring, char *buf,
+                                   gpuio_u64 cap, gpuio_u64 deadline, gpuio_i64 *r) {
+  gpuio_queue_ring *rs = gpuio_impl_queue_ring(q, ring);
+  const gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
+  if (h >= gpuio_ld_acquire_64(&rs->cached_head)) return GPUIO_QUEUE_LOOK_EMPTY;
+  /* Published; its cell's `ready` is the host's release of the bytes. */
+  gpuio_cell_header *c = gpuio_impl_cell(q, ring, h);
+  if (gpuio_ld_acquire_64(&c->ready) != h + 1u) {
+    if (gpuio_ld_relaxed_64(&rs->tail) == h) gpuio_pause(); /* else taken meanwhile */
+    return GPUIO_QUEUE_LOOK_AGAIN;
+  }
+  /* Looked at before it is claimed (a message longer than cap stays queued), so
+   * another reader may claim h meanwhile, free the cell, and the host write the
+   * next lap's message into it: a length is believed only if the tail, read after
+   * it (the acquire keeps the order), still says h is unclaimed; else a reader
+   * could answer -EMSGSIZE for a message not its own. The cell changes only after
+   * its claim and a round trip across PCIe (the free, then the host's write), so a
+   * length read before the tail still said h is h's. After a successful claim
+   * below it is h's for certain. */
+  const gpuio_u32 len = gpuio_ld_acquire_32(&c->len);
+  if (gpuio_ld_relaxed_64(&rs->tail) != h) return GPUIO_QUEUE_LOOK_AGAIN; /* taken meanwhile */
+  if (len > q->max_message) {
+    *r = -GPUIO_EPROTO;
+    return 0;
+  }
+  if (len > cap) {
+    *r = -GPUIO_EMSGSIZE;
+    return 0;
+  }
+  /* A credit, then h itself (the credit keeps the tail below the published count
+   * whichever position it is spent on). None while h is published: other readers
+   * hold them for an instant. */
+  if (!gpuio_impl_queue_take_credits(q, ring, 1u)) {
+    if (gpuio_impl_past(deadline)) {
+      *r = gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
+      return 0;
+    }
+    gpuio_pause();
+    return GPUIO_QUEUE_LOOK_AGAIN;
+  }
+  if (gpuio_cas_64(&rs->tail, h, h + 1u) != h) { /* another reader took it */
+    gpuio_impl_queue_give_credits(q, ring, 1u);
+    return GPUIO_QUEUE_LOOK_AGAIN;
+  }
+  gpuio_impl_copy(buf, (const char *)(c + 1), len);
+  gpuio_impl_queue_free(q, ring, h);
+  *r = (gpuio_i64)len;
+  return 0;
+}
+
+/* One message from a queue to the device, for a reader that looks at it before it
+ * takes it: its length (0 at end of stream), or -EAGAIN (empty and !wait),
+ * -ETIMEDOUT, -EMSGSIZE (longer than cap: left in the queue), -ESHUTDOWN. Its own
+ * ring first, then the others in turn. */
 GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_queue *q, char *buf, gpuio_u64 cap,
                                          bool wait) {
-  gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state);
   const gpuio_u64 deadline = gpuio_impl_deadline(ch);
+  const gpuio_u32 first = gpuio_impl_queue_first_ring(q);
   gpuio_impl_backoff backoff = {0};
   bool polled = false;
+  gpuio_u32 turn = 0;
   for (;;) {
-    const gpuio_u32 seen = gpuio_ld_acquire_32(&rs->seen);
-    const gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
-    if (h < gpuio_ld_acquire_64(&rs->cached_head)) {
-      /* Published; its cell's `ready` is the host's release of the bytes. */
-      gpuio_cell_header *c = gpuio_impl_cell(q, 0, h);
-      if (gpuio_ld_acquire_64(&c->ready) != h + 1u) {
-        if (gpuio_ld_relaxed_64(&rs->tail) != h) continue; /* taken meanwhile */
-        gpuio_pause();
-        continue;
-      }
-      /* Looked at before it is claimed (a message longer than cap stays queued), so
-       * another reader may claim h meanwhile, free the cell, and the host write the
-       * next lap's message into it: a length is believed only if the tail, read
-       * after it (the acquire keeps the order), still says h is unclaimed; else a
-       * reader could answer -EMSGSIZE for a message not its own. The cell changes
-       * only after its claim and a round trip across PCIe (the free, then the host's
-       * write), so a length read before the tail still said h is h's. After a
-       * successful claim below it is h's for certain. */
-      const gpuio_u32 len = gpuio_ld_acquire_32(&c->len);
-      if (gpuio_ld_relaxed_64(&rs->tail) != h) continue; /* taken meanwhile */
-      if (len > q->max_message) return -GPUIO_EPROTO;
-      if (len > cap) return -GPUIO_EMSGSIZE;
-      /* A credit, then h itself (the credit keeps the tail below the published
-       * count whichever position it is spent on). None while h is published: other
-       * readers hold them for an instant. */
-      if (!gpuio_impl_queue_take_credits(q, 1u)) {
-        if (gpuio_impl_past(deadline)) return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
-        gpuio_pause();
-        continue;
-      }
-      if (gpuio_cas_64(&rs->tail, h, h + 1u) != h) { /* another reader took it */
-        gpuio_impl_queue_give_credits(q, 1u);
-        continue;
-      }
-      gpuio_impl_copy(buf, (const char *)(c + 1), len);
-      gpuio_impl_queue_free(q, h);
-      return (gpuio_i64)len;
+    gpuio_impl_queue_ends ends;
+    int look = GPUIO_QUEUE_LOOK_EMPTY;
+    gpuio_i64 r = 0;
+    for (gpuio_u32 i = 0; i < q->rings && look == GPUIO_QUEUE_LOOK_EMPTY; ++i) {
+      const gpuio_u32 ring = (first + i) % q->rings;
+      /* An end of stream is believed only from acquires: `seen`, then the
+       * `cached_head` the poller released before it, with the tail at it. */
+      const gpuio_u32 seen = gpuio_ld_acquire_32(&gpuio_impl_queue_ring(q, ring)->seen);
+      look = gpuio_impl_queue_look(ch, q, ring, buf, cap, deadline, &r);
+      ends.add(seen);
     }
-    /* Nothing known to be published beyond h. */
-    if (seen & GPUIO_QUEUE_SEEN_CLOSED) return 0;
-    if (seen & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
-    const bool polled_now = (!polled || wait) && gpuio_impl_queue_poll(ch, q, rs);
+    if (look == 0) return r;
+    if (look == GPUIO_QUEUE_LOOK_AGAIN) {
+      if (gpuio_impl_past(deadline)) return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
+      continue;
+    }
+    /* Nothing known to be published on any ring. */
+    if (ends.all_closed) return 0;
+    if (ends.shutdown) return -GPUIO_ESHUTDOWN;
+    const bool polled_now = (!polled || wait) && gpuio_impl_queue_poll_rings(ch, q, first, !polled, &turn);
     if (!polled) { /* look again at once after the first poll */
       polled = true;
       continue;
@@ -445,18 +531,19 @@ GPUIO_UNROLL
   }
 }
 
-/* Copies the message at position `pos` of a queue to the device out of its cell into
- * `buf` (room for max_message bytes): its length, or -EPROTO when the cell is not
- * the published message it must be (a `ready` other than pos + 1, or a length over
- * max_message; nothing is copied). The caller took `pos` below a `cached_head` it
- * acquired, which came after the poller's acquire of the host's `head`, released
- * after the cell was written: the cell's words are the host's. The header and the
- * first GPUIO_QUEUE_TAKE_BATCH payload words are loaded before any is looked at, so
- * a small message costs one round trip across PCIe (a warp that read its cells one
- * after the other, each lane's load waiting on the last, waited one per cell). The
- * payload ends within the cell: it holds max_message rounded up to whole words. */
-GPUIO_FN gpuio_i64 gpuio_impl_queue_take(const gpuio_queue *q, gpuio_u64 pos, char *buf) {
-  const gpuio_u64 *cell = (const gpuio_u64 *)gpuio_impl_cell(q, 0, pos);
+/* Copies the message at position `pos` of ring `ring` of a queue to the device out of
+ * its cell into `buf` (room for max_message bytes): its length, or -EPROTO when the
+ * cell is not the published message it must be (a `ready` other than pos + 1, or a
+ * length over max_message; nothing is copied). The caller took `pos` below a
+ * `cached_head` it acquired, which came after the poller's acquire of the host's
+ * `head`, released after the cell was written: the cell's words are the host's. The
+ * header and the first GPUIO_QUEUE_TAKE_BATCH payload words are loaded before any is
+ * looked at, so a small message costs one round trip across PCIe (a warp that read
+ * its cells one after the other, each lane's load waiting on the last, waited one
+ * per cell). The payload ends within the cell: it holds max_message rounded up to
+ * whole words. */
+GPUIO_FN gpuio_i64 gpuio_impl_queue_take(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 pos, char *buf) {
+  const gpuio_u64 *cell = (const gpuio_u64 *)gpuio_impl_cell(q, ring, pos);
   const gpuio_u64 words = ((gpuio_u64)q->max_message + 7u) / 8u;
   gpuio_u64 v[GPUIO_QUEUE_TAKE_BATCH];
   const gpuio_u64 ready = cell[0], len_count = cell[1];
@@ -475,40 +562,48 @@ GPUIO_UNROLL
 
 /* The lanes of `g` (all reading the same queue, each with room for its longest
  * message) receive one message each: the first lane takes as many credits as lanes
- * still wait for and the positions with one fetch-add of the ring's device-local
- * tail (gpuio_impl_queue_take_credits: a position handed out by a credit is below a
+ * still wait for from the first ring that has any (its own ring, `warp % rings`,
+ * first) and the positions with one fetch-add of that ring's device-local tail
+ * (gpuio_impl_queue_take_credits: a position handed out by a credit is below a
  * published cached_head), each lane copies its own message out of its cell
  * (gpuio_impl_queue_take) and frees the cell, and the lanes left over wait for more.
  * Only the lane polling for all reads the host's words across PCIe; the others wait
- * on device-local state. A group that finds no credit while the tail is below the
- * cached head (another reader holds them for an instant, or the poller is between
- * its release and its credits) looks again: that is neither an empty queue nor its
- * end. */
+ * on device-local state. A group that finds no credit while a ring's tail is below
+ * its cached head (another reader holds them for an instant, or the poller is
+ * between its release and its credits) looks again: that is neither an empty queue
+ * nor its end. The end is every ring closed and at its end. */
 GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g, char *buf,
                                                bool wait) {
-  gpuio_queue_ring *rs = gpuio_ptr<gpuio_queue_ring>(q->ring_state);
   const gpuio_u64 deadline = gpuio_impl_deadline(ch);
+  const gpuio_u32 first = gpuio_impl_queue_first_ring(q);
   gpuio_impl_backoff backoff = {0};
-  bool polled = false;
+  bool polled = false, swept = false;
+  gpuio_u32 turn = 0;
   for (;;) {
     const gpuio_u32 lead = gpuio_warp_leader(g), rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
     gpuio_u64 base = 0, got = 0;
-    gpuio_u32 seen = 0;
+    gpuio_u32 ring = first;
+    gpuio_impl_queue_ends ends;
     bool busy = false; /* published positions, but no credit: look again */
     if (rank == 0) {
-      /* An end of stream is believed only from acquires: `seen`, then the
-       * `cached_head` the poller released before it, with the tail at it. */
-      seen = gpuio_ld_relaxed_32(&rs->seen);
-      if (seen) seen = gpuio_ld_acquire_32(&rs->seen);
-      got = gpuio_impl_queue_take_credits(q, count);
-      if (got) {
-        base = gpuio_fetch_add_64(&rs->tail, got);
-      } else {
+      for (gpuio_u32 i = 0; i < q->rings; ++i) {
+        ring = (first + i) % q->rings;
+        gpuio_queue_ring *rs = gpuio_impl_queue_ring(q, ring);
+        /* An end of stream is believed only from acquires: `seen`, then the
+         * `cached_head` the poller released before it, with the tail at it. */
+        gpuio_u32 seen = gpuio_ld_relaxed_32(&rs->seen);
+        if (seen) seen = gpuio_ld_acquire_32(&rs->seen);
+        got = gpuio_impl_queue_take_credits(q, ring, count);
+        if (got) {
+          base = gpuio_fetch_add_64(&rs->tail, got);
+          break;
+        }
         const gpuio_u64 head = seen ? gpuio_ld_acquire_64(&rs->cached_head) : gpuio_ld_relaxed_64(&rs->cached_head);
-        busy = gpuio_ld_relaxed_64(&rs->tail) < head;
+        busy = busy || gpuio_ld_relaxed_64(&rs->tail) < head;
+        ends.add(seen);
       }
     }
-    if (gpuio_warp_broadcast_64(g, busy ? 1u : 0u, lead)) {
+    if (gpuio_warp_broadcast_64(g, busy && !got ? 1u : 0u, lead)) {
       if (gpuio_warp_broadcast_64(g, gpuio_impl_past(deadline) ? 1u : 0u, lead))
         return gpuio_impl_count_timeout(ch, -GPUIO_ETIMEDOUT);
       gpuio_pause();
@@ -517,6 +612,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
     got = gpuio_warp_broadcast_64(g, got, lead);
     if (got) {
       base = gpuio_warp_broadcast_64(g, base, lead);
+      ring = (gpuio_u32)gpuio_warp_broadcast_64(g, ring, lead);
       const gpuio_u64 left = gpuio_warp_ballot(g, rank >= got); /* before any lane leaves */
       if (rank < got) {
         /* Each lane acquires a `cached_head` beyond its position for itself (the
@@ -524,6 +620,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
          * from the poller's relaxed fetch-add after its release of cached_head: this
          * holds at once, or as soon as that release is seen), then copies its own
          * message out and frees the cell. */
+        gpuio_queue_ring *rs = gpuio_impl_queue_ring(q, ring);
         const gpuio_u64 pos = base + rank;
         gpuio_i64 r = 0;
         while (gpuio_ld_acquire_64(&rs->cached_head) <= pos) {
@@ -533,18 +630,21 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
           }
           gpuio_pause();
         }
-        if (r == 0) r = gpuio_impl_queue_take(q, pos, buf);
-        gpuio_impl_queue_free(q, pos);
+        if (r == 0) r = gpuio_impl_queue_take(q, ring, pos, buf);
+        gpuio_impl_queue_free(q, ring, pos);
         return r;
       }
       g = left;
       polled = false;
       continue;
     }
-    seen = (gpuio_u32)gpuio_warp_broadcast_64(g, seen, lead);
-    if (seen & GPUIO_QUEUE_SEEN_CLOSED) return 0;
-    if (seen & GPUIO_QUEUE_SEEN_SHUTDOWN) return -GPUIO_ESHUTDOWN;
-    const bool polled_now = rank == 0 && (!polled || wait) && gpuio_impl_queue_poll(ch, q, rs);
+    /* Nothing known to be published on any ring. */
+    const gpuio_u64 end = gpuio_warp_broadcast_64(g, (ends.all_closed ? 1u : 0u) | (ends.shutdown ? 2u : 0u), lead);
+    if (end & 1u) return 0;
+    if (end & 2u) return -GPUIO_ESHUTDOWN;
+    const bool polled_now =
+        rank == 0 && (!polled || wait) && gpuio_impl_queue_poll_rings(ch, q, first, !swept, &turn);
+    swept = true;
     if (!polled) { /* look again at once after the first poll */
       polled = true;
       continue;
