@@ -161,7 +161,7 @@ pub(crate) struct QueueShared {
     /// ring, which is also how many messages it published there. (To the host,
     /// none: what the Receivers took is the sum of the rings' published heads, no
     /// counter shared by the draining threads.)
-    tails: Box<[AtomicU64]>,
+    tails: Box<[SenderTail]>,
     /// Whether the Receiver or Sender was handed out.
     taken: AtomicBool,
     /// The first protocol violation seen.
@@ -183,6 +183,14 @@ impl std::fmt::Debug for QueueShared {
 }
 
 const HEADER: usize = std::mem::size_of::<abi::CellHeader>();
+
+/// One ring's sender position, alone in its cache lines: each sending thread stores
+/// its own on every message. Side by side in one line, four sending threads moved
+/// fewer messages than one (H100 host, 2026-11-26, 64 B: 25 M msg/s against 39 M
+/// with one thread; padded, 131–135 M with four and 255 M with eight).
+#[repr(align(128))]
+#[derive(Debug, Default)]
+struct SenderTail(AtomicU64);
 
 impl QueueShared {
     /// Lays out a queue in fresh memory from `provider` and returns it with the
@@ -264,7 +272,7 @@ impl QueueShared {
             descriptor: SharedView::new(descriptor),
             tails: match direction {
                 Direction::ToHost => Box::new([]),
-                Direction::ToDevice => (0..rings).map(|_| AtomicU64::new(0)).collect(),
+                Direction::ToDevice => (0..rings).map(|_| SenderTail::default()).collect(),
             },
             taken: AtomicBool::new(false),
             violation: Mutex::new(None),
@@ -378,12 +386,12 @@ impl QueueShared {
     /// To the device: ring `ring`'s Sender's next position (how many messages it
     /// published there).
     fn tail(&self, ring: u32) -> &AtomicU64 {
-        &self.tails[ring as usize]
+        &self.tails[ring as usize].0
     }
 
     /// To the device: messages published on every ring.
     pub(crate) fn sent(&self) -> u64 {
-        self.tails.iter().map(|t| t.load(Ordering::Acquire)).sum()
+        self.tails.iter().map(|t| t.0.load(Ordering::Acquire)).sum()
     }
 
     /// Whether the channel is closing (the host's `close()` began).
