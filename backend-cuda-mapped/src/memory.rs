@@ -438,6 +438,18 @@ impl LocalMemory for DeviceAlloc {
         }
         .map_err(mem_err)
     }
+    fn store_u32(&self, offset: usize, value: u32) -> Result<(), MemoryError> {
+        if !offset.is_multiple_of(4) {
+            return Err(MemoryError::OutOfRange {
+                offset,
+                len: 4,
+                region_len: self.len,
+            });
+        }
+        // One aligned 4-byte copy on the provider's copy stream, which waits for no
+        // kernel: a running kernel sees the word change while it runs.
+        self.write(offset, &value.to_le_bytes())
+    }
 }
 
 impl Drop for DeviceAlloc {

@@ -608,6 +608,15 @@ impl Channel {
             Ok(closing) => closing.store(1, Ordering::Release),
             Err(e) => tracing::error!(error = %e, "cannot flag the descriptor as closing"),
         }
+        // The kernel's copy, which the device reads on every call without crossing
+        // PCIe: written after the shared word, through a copy that waits for no
+        // kernel (a kernel that read 0 meanwhile is one that read it just before).
+        if let Err(e) = self
+            .local
+            .store_u32(std::mem::offset_of!(abi::Channel, closing), 1)
+        {
+            tracing::error!(error = %e, "cannot flag the kernel's descriptor as closing");
+        }
         // The logs first: lines printed before `closing` reach their endpoints while
         // the transport drains.
         let logs: Vec<LogReport> = self

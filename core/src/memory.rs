@@ -83,6 +83,9 @@ pub trait LocalMemory: Send + Sync + fmt::Debug {
     fn write(&self, offset: usize, bytes: &[u8]) -> Result<(), MemoryError>;
     /// Copies `buf.len()` bytes from `offset`.
     fn read(&self, offset: usize, buf: &mut [u8]) -> Result<(), MemoryError>;
+    /// Stores `value` at `offset` (a multiple of 4) while a kernel may be reading
+    /// that word: it sees the old value or the new one (the channel's `closing`).
+    fn store_u32(&self, offset: usize, value: u32) -> Result<(), MemoryError>;
 }
 
 /// Where a device's shared and device-local memory comes from.
@@ -301,6 +304,13 @@ impl LocalMemory for AnonMapping {
     }
     fn read(&self, offset: usize, buf: &mut [u8]) -> Result<(), MemoryError> {
         (self as &dyn SharedMemory).read_bytes(offset, buf)
+    }
+    fn store_u32(&self, offset: usize, value: u32) -> Result<(), MemoryError> {
+        // Host memory the CPU device's threads load atomically: an atomic store.
+        (self as &dyn SharedMemory)
+            .atomic_u32(offset)?
+            .store(value, std::sync::atomic::Ordering::Release);
+        Ok(())
     }
 }
 

@@ -129,11 +129,12 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
 GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_slot *s, const gpuio_sqe *sqe, gpuio_u32 refused) {
   gpuio_direct_state *st = gpuio_direct_st(ch);
   const gpuio_u64 q = gpuio_fetch_add_64(&st->sq_reserve, 1u);
-  /* Close handshake (top of this file): the position, then `closing`. */
+  /* Close handshake (top of this file): the position, then the shared `closing`
+   * (the host's fence orders its store of that word, not of the kernel's copy). */
   gpuio_fence_sc();
   gpuio_sqe e = *sqe;
   s->flags = 0;
-  if (gpuio_impl_closing(ch)) {
+  if (gpuio_impl_closing_shared(ch)) {
     e = gpuio_sqe{};
     e.opcode = GPUIO_IORING_OP_NOP;
     e.flags = GPUIO_IOSQE_FIXED_FILE;
