@@ -95,6 +95,10 @@ enum Command {
         /// Request slots of the channel (default 256).
         #[arg(long)]
         slots: Option<u32>,
+        /// Staging bytes per slot: the longest single request (default 65536; a
+        /// longer call is split into requests of this size).
+        #[arg(long)]
+        slot_size: Option<u32>,
         /// Longest one device call waits before -ETIMEDOUT, in seconds (default 5).
         #[arg(long)]
         call_timeout: Option<f64>,
@@ -194,6 +198,7 @@ fn main() -> ExitCode {
             params,
             timeout,
             slots,
+            slot_size,
             call_timeout,
             no_log,
             log_rings,
@@ -219,6 +224,7 @@ fn main() -> ExitCode {
                 args,
                 timeout: std::time::Duration::from_secs_f64(timeout.max(0.0)),
                 slots,
+                slot_size,
                 call_timeout: call_timeout.map(|t| std::time::Duration::from_secs_f64(t.max(0.0))),
                 printf_log: (!no_log).then(|| {
                     let d = gpuio_core::LogConfig::default();

@@ -73,6 +73,8 @@ pub struct RunSpec {
     pub timeout: Duration,
     /// Request slots of the channel (`None`: the default).
     pub slots: Option<u32>,
+    /// Staging bytes per slot (`None`: the default).
+    pub slot_size: Option<u32>,
     /// Longest one device call waits (`None`: the default).
     pub call_timeout: Option<Duration>,
     /// Stdout's printf log (the default: [`LogConfig::default`]), or `None`:
@@ -171,6 +173,9 @@ fn run_once(
     let mut cfg = ChannelConfig::default();
     if let Some(n) = spec.slots {
         cfg.slots = n;
+    }
+    if let Some(n) = spec.slot_size {
+        cfg.slot_size = n;
     }
     if let Some(t) = spec.call_timeout {
         cfg.call_timeout = t;

@@ -159,6 +159,50 @@ fn copy_compares_byte_identical_on_every_cpu_pair_and_the_copy_is_the_source() {
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
 }
 
+/// `gpuio run --slot-size`: the same copy, in requests of 4 KiB instead of the
+/// default 64 KiB, is still the source byte for byte and takes at least one
+/// request per 4 KiB each way.
+#[test]
+fn a_smaller_slot_size_splits_the_same_copy_into_more_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let len: u64 = (1 << 20) + 77;
+    let src = generated(dir.path(), "src.bin", len as usize);
+    let dst = dir.path().join("dst.bin");
+    let o = run(&mut gpuio(&[
+        "--backend",
+        "cpu/forward",
+        "run",
+        &example("copy.cu"),
+        "--grid",
+        "2",
+        "--block",
+        "16",
+        "--slot-size",
+        "4096",
+        "--params",
+        "3",
+        "--file",
+        &format!("src={}:r", src.display()),
+        "--file",
+        &format!("dst={}:w", dst.display()),
+        "--arg",
+        &len.to_string(),
+    ]));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+    let submitted: u64 = err
+        .split("channel: forward: submitted ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no request count in\n{err}"));
+    assert!(
+        submitted >= 2 * len.div_ceil(4096),
+        "{submitted} requests\n{err}"
+    );
+}
+
 #[test]
 fn histogram_compares_byte_identical_on_every_cpu_pair_and_counts_right() {
     let dir = tempfile::tempdir().unwrap();
