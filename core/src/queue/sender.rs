@@ -102,7 +102,8 @@ impl Sender {
     /// own thread: with a queue of several rings, several host threads send at
     /// once and no word is shared between them. Each ends its own ring's stream
     /// when it closes; `gpuio_recv` returns 0 once every ring is closed and
-    /// drained. What this sender sent stays on ring 0, whose sender comes first.
+    /// drained. What this sender sent stays on its first ring (ring 0 for the
+    /// channel's `Sender`), whose sender comes first.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -126,13 +127,14 @@ impl Sender {
     /// ```
     pub fn split(mut self) -> Vec<Sender> {
         let rings = std::mem::replace(&mut self.rings, 0..0);
-        let closed = self.closed;
+        let (first, closed) = (rings.start, self.closed);
         rings
             .map(|r| Sender {
                 q: self.q.clone(),
                 rings: r..r + 1,
                 closed,
-                free_upto: if r == 0 { self.free_upto } else { 0 },
+                // What this sender saw free is on the ring it sent on.
+                free_upto: if r == first { self.free_upto } else { 0 },
             })
             .collect()
     }
