@@ -16,9 +16,9 @@
 //!
 //! The channel: slots of 1 MiB ([`CHUNK`]), so that a warp's 1 MiB request is one
 //! request (a request can be no longer than a slot's staging chunk; the default 64
-//! KiB slot would split it into 16 round trips), [`SLOTS`] of them (256 MiB of
-//! staging), fewer if a channel that large does not open (the figure notes how
-//! many); a 60 s call deadline. The write pass comes first and the read pass reads
+//! KiB slot would split it into 16 round trips), [`Scale::bulk_slots`] of them (1024,
+//! 1 GiB of staging, in a full run; 256 with `--quick`), fewer if a channel that
+//! large does not open (the figure notes how many); a 60 s call deadline. The write pass comes first and the read pass reads
 //! back what it wrote; files are sized beforehand, so a chunk the write pass did
 //! not reach reads as zeros rather than short. Each pass stops starting chunks
 //! after [`Scale::bulk_seconds`].
@@ -43,12 +43,6 @@ pub const CHUNK: u64 = 1 << 20;
 pub const GROUPS: u64 = 8;
 /// Requests the io_uring reference keeps in flight.
 pub const IN_FLIGHT: usize = 8;
-/// Request slots of the bulk channel (halved until a channel opens, down to 8).
-///
-/// 256, so that a forward channel takes its default 4 rings (a ring has at least
-/// 64 slots, `ForwardBuilder::min_ring_slots`): with 128 it had 2, and 1 MiB reads
-/// from every warp moved 10.2 GB/s against 19.9 with 4 rings (H100, 2026-11-26).
-pub const SLOTS: u32 = 256;
 /// Chunks of device memory the kernel reads from and into (units share them
 /// modulo this count).
 const BUFFER_CHUNKS: u64 = 256;
@@ -383,10 +377,10 @@ fn host_refs(dir: &Path, layout: Layout, variant: Variant) -> Result<HostRefs, S
 }
 
 /// A bulk channel on `files` (endpoints in order from the returned first index):
-/// [`SLOTS`] slots of [`CHUNK`] bytes, or fewer when that does not open.
-fn open_bulk(open: &Opener<'_>, files: &[File]) -> Result<(Channel, u32, u32), String> {
+/// `slots` slots of [`CHUNK`] bytes, or fewer when that does not open.
+fn open_bulk(open: &Opener<'_>, files: &[File], slots: u32) -> Result<(Channel, u32, u32), String> {
     let mut last = String::new();
-    let mut slots = SLOTS;
+    let mut slots = slots;
     while slots >= 8 {
         let mut cfg = ChannelConfig {
             slots,
@@ -485,7 +479,7 @@ pub fn figures(
             &format!("bench-bulk-{transport}"),
             &layout.file_lens(variant.files),
         )?;
-        let measured = open_bulk(open, &files).and_then(|(ch, ep, slots)| {
+        let measured = open_bulk(open, &files, scale.bulk_slots).and_then(|(ch, ep, slots)| {
             let w = pass(device, &ch, ep, variant, layout, 0, buf.as_ref(), limit);
             let r = w
                 .as_ref()

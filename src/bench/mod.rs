@@ -67,6 +67,8 @@ pub struct Scale {
     pub bulk_bytes: u64,
     /// A bulk pass starts no chunk after this many seconds.
     pub bulk_seconds: f64,
+    /// Request slots of 1 MiB of the bulk channel (halved until one opens).
+    pub bulk_slots: u32,
     /// Bytes per copy of the copy-ceiling reference.
     pub copy_bytes: usize,
     /// Lines the whole-device printf figures print in all (at least one per thread).
@@ -83,6 +85,7 @@ impl Scale {
         threads: 64,
         bulk_bytes: 128 << 20,
         bulk_seconds: 3.0,
+        bulk_slots: 256,
         copy_bytes: 64 << 20,
         printf_lines: 1 << 14,
         repeats: 1,
@@ -94,6 +97,11 @@ impl Scale {
         threads: 64,
         bulk_bytes: 1 << 30,
         bulk_seconds: 10.0,
+        // 1 GiB of staging: a forward channel of 1024 slots has 16 rings, and 1 MiB
+        // reads from every warp moved 27.5–31.1 GB/s against 14.2–16.3 with 256 slots
+        // in 4 rings (H100, 2026-11-26): the host threads reading into staging set
+        // the pace, one per ring.
+        bulk_slots: 1024,
         copy_bytes: 256 << 20,
         // 16 lines a thread on an H100: with one (2^17 in all) the figure was the
         // launch and the channel's close (a forward channel's close waits 50 ms for

@@ -38,8 +38,8 @@
 //!   host has answered, so a late answer never lands in someone else's request and
 //!   the staging chunk is never reused early. A port pending for longer than a
 //!   quarter of the call timeout (a deferred read of an empty pipe) is passed over.
-//! * **Server threads by load** (at most `server_threads`: 4 by default, or
-//!   `GPUIO_MAILBOX_THREADS`): thread 0 always serves; the others sleep until a
+//! * **Server threads by load** (at most `server_threads`: by default one per 64
+//!   request slots, 4 to 16, or `GPUIO_MAILBOX_THREADS`): thread 0 always serves; the others sleep until a
 //!   round answers several requests, then one more is woken, and a woken thread
 //!   that finds nothing for a while sleeps again (`server`'s doc). Every thread
 //!   scans every port round-robin (every pending port answered once per round) and
@@ -86,7 +86,9 @@ pub const LOCK_WORDS_PER_PORT: usize = gpuio_core::abi::MB_LOCK_WORDS as usize;
 #[derive(Clone, Debug)]
 pub struct MailboxBuilder {
     max_ports: u32,
-    server_threads: u32,
+    /// The most server threads; `None`: by the channel's slots
+    /// ([`MailboxBuilder::default_threads`]).
+    server_threads: Option<u32>,
     idle_sleep_max: Duration,
     close_grace: Duration,
     /// The most server threads awake at once, over every channel built (tests).
@@ -97,25 +99,32 @@ pub struct MailboxBuilder {
 /// wake ([`MailboxBuilder::server_threads`]).
 pub const THREADS_ENV: &str = "GPUIO_MAILBOX_THREADS";
 
-/// The most server threads a mailbox channel wakes unless told otherwise. Measured on
-/// an H100 (2026-11-25, the whole-device figures of `gpuio bench`, same binary, the
-/// most set by `GPUIO_MAILBOX_THREADS`): 1 MiB reads 5.2 GB/s with one thread, 11.0
-/// with 4, 11.9 with 8; 1 MiB writes, a file per SM group, 3.5 / 6.6 / 8.4 GB/s; the
-/// mixed write + read + printf kernel held 0.94x one host thread with 1 and with 4,
-/// 0.79x with 8. Four doubles bulk I/O without costing small requests; a quiet
-/// channel still keeps one thread (the others sleep).
+/// The fewest of the most server threads a mailbox channel wakes unless told
+/// otherwise: the default channel (256 slots) has 4. Measured on an H100 (2026-11-25,
+/// the whole-device figures of `gpuio bench`, same binary, the most set by
+/// `GPUIO_MAILBOX_THREADS`): 1 MiB reads 5.2 GB/s with one thread, 11.0 with 4, 11.9
+/// with 8; 1 MiB writes, a file per SM group, 3.5 / 6.6 / 8.4 GB/s; the mixed write +
+/// read + printf kernel held 0.94x one host thread with 1 and with 4, 0.79x with 8.
+/// Four doubles bulk I/O without costing small requests; a quiet channel still keeps
+/// one thread (the others sleep).
 pub const DEFAULT_SERVER_THREADS: u32 = 4;
 
+/// The most server threads a big channel wakes unless told otherwise (one per 64
+/// slots up to this). Measured on an H100 (2026-11-26, `gpuio bench --only requests`,
+/// a bulk channel of 1024 slots of 1 MiB, 256 ports): 1 MiB reads from every warp,
+/// one file, 11.8 GB/s with 4 threads, 23.8 and 19.6 with 16; the host threads
+/// reading the page cache into staging set that pace.
+pub const MAX_DEFAULT_SERVER_THREADS: u32 = 16;
+
 impl Default for MailboxBuilder {
-    /// 256 ports at most; at most [`DEFAULT_SERVER_THREADS`] server threads, or
-    /// `GPUIO_MAILBOX_THREADS` (1 to 64); idle sleeps up to 1 ms, 20 ms of grace at
-    /// close.
+    /// 256 ports at most; at most one server thread per 64 request slots, 4 to 16
+    /// ([`MailboxBuilder::default_threads`]), or `GPUIO_MAILBOX_THREADS` (1 to 64);
+    /// idle sleeps up to 1 ms, 20 ms of grace at close.
     fn default() -> Self {
         let server_threads = std::env::var(THREADS_ENV)
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|n| (1..=64).contains(n))
-            .unwrap_or(DEFAULT_SERVER_THREADS);
+            .filter(|n| (1..=64).contains(n));
         Self {
             max_ports: 256,
             server_threads,
@@ -140,8 +149,15 @@ impl MailboxBuilder {
     /// The most host threads serving the ports: the first always, the others while
     /// the load keeps them busy.
     pub fn server_threads(mut self, n: u32) -> Self {
-        self.server_threads = n;
+        self.server_threads = Some(n);
         self
+    }
+
+    /// The most server threads of a channel with `slots` request slots when none
+    /// was set: one per 64 slots, from [`DEFAULT_SERVER_THREADS`] to
+    /// [`MAX_DEFAULT_SERVER_THREADS`] (the default channel of 256 slots: 4).
+    pub fn default_threads(slots: u32) -> u32 {
+        (slots / 64).clamp(DEFAULT_SERVER_THREADS, MAX_DEFAULT_SERVER_THREADS)
     }
 
     /// Longest sleep of an idle server: the worst extra latency of the first request
@@ -180,7 +196,7 @@ impl TransportBuilder for MailboxBuilder {
         if self.max_ports == 0 {
             return Err(TransportError::Config("mailbox: max_ports is 0".into()));
         }
-        if self.server_threads == 0 {
+        if self.server_threads == Some(0) {
             return Err(TransportError::Config(
                 "mailbox: server_threads is 0".into(),
             ));
@@ -203,7 +219,10 @@ impl TransportBuilder for MailboxBuilder {
             ..Default::default()
         };
         let staging_len = ctx.desc.staging_len.min(ctx.staging.len as u64);
-        let threads = self.server_threads.min(port_count);
+        let threads = self
+            .server_threads
+            .unwrap_or_else(|| Self::default_threads(ctx.slots))
+            .min(port_count);
         let shared = Arc::new(Shared {
             ports: Ports::new(ports_mem, port_count)?,
             claims: (0..port_count).map(|_| AtomicBool::new(false)).collect(),

@@ -439,3 +439,17 @@ fn close_reports_a_read_still_waiting_for_data_and_returns_by_its_deadline() {
         "no server thread is left inside read(2): {report}"
     );
 }
+
+/// Unless told otherwise, a mailbox channel may wake a server thread per 64 request
+/// slots, 4 to 16: the default channel (256 slots) 4, a bulk channel of 1024 slots
+/// 16; `server_threads` overrides it.
+#[test]
+fn server_threads_follow_the_slots_from_4_to_16() {
+    for (slots, threads) in [(8, 4), (256, 4), (512, 8), (1024, 16), (4096, 16)] {
+        assert_eq!(
+            MailboxBuilder::default_threads(slots),
+            threads,
+            "{slots} slots"
+        );
+    }
+}

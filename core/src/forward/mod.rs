@@ -144,12 +144,17 @@ pub struct ForwardBuilder {
 /// The environment variable that sets [`ForwardBuilder::rings`] (1 to 64).
 pub const RINGS_ENV: &str = "GPUIO_FORWARD_RINGS";
 
-/// Rings of a forward channel unless said otherwise. Chosen by measurement on an
-/// H100 (2026-11-26, one binary, `GPUIO_FORWARD_RINGS` = 1 / 4 / 8, whole-device
-/// figures): 1 MiB reads from one file 6.96 / 10.4 / 11.0 GB/s, 1 MiB writes one
-/// file per SM group 3.71 / 14.7 / 13.7 GB/s, the mixed write+read+printf kernel
-/// 1476 / 2406 / 2044 k requests/s.
-pub const DEFAULT_RINGS: u32 = 4;
+/// Most rings of a forward channel unless said otherwise: with
+/// [`ForwardBuilder::min_ring_slots`] at 64, a ring (and a forwarder thread) per 64
+/// slots up to this many, so the default channel of 256 slots has 4. Chosen by
+/// measurement on an H100: 1 / 4 / 8 rings of a 128-slot channel (2026-11-26,
+/// whole-device figures) moved 1 MiB reads from one file at 6.96 / 10.4 / 11.0
+/// GB/s, writes per SM group 3.71 / 14.7 / 13.7 GB/s, the mixed write+read+printf
+/// kernel 1476 / 2406 / 2044 k requests/s; 1 MiB reads with 256 slots in 4 rings
+/// 14.2–16.3 GB/s, 1024 slots in 4 rings 13.3, 1024 slots in 16 rings **27.5–31.1**
+/// (2026-11-26 evening, `gpuio bench --only requests`): each forwarder reads the
+/// page cache into staging at ~3.5 GB/s, so big channels need their threads.
+pub const DEFAULT_RINGS: u32 = 16;
 
 impl Default for ForwardBuilder {
     fn default() -> Self {

@@ -396,3 +396,28 @@ fn close_at_the_deadline_refuses_what_never_started_and_reports_what_is_stuck() 
     );
     drop(tx);
 }
+
+/// A ring (and a forwarder thread) per 64 slots, up to 16: the default channel of
+/// 256 slots has 4, a bulk channel of 1024 slots has 16 (each forwarder reads the
+/// page cache into staging at a few GB/s, so big channels need their threads).
+#[test]
+fn rings_follow_the_slots_one_per_64_up_to_16() {
+    let builder = ForwardBuilder {
+        rings: super::DEFAULT_RINGS, // not GPUIO_FORWARD_RINGS
+        ..ForwardBuilder::default()
+    };
+    for (slots, rings) in [(64, 1), (128, 2), (256, 4), (1024, 16), (4096, 16)] {
+        let config = ChannelConfig {
+            slots,
+            slot_size: 4096,
+            close_timeout: Duration::from_secs(5),
+            ..ChannelConfig::default()
+        };
+        let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
+        // SAFETY: HostMemory: the descriptor's device address is its host address,
+        // alive and unchanged while `ch` is.
+        let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
+        assert_eq!(desc.forward.rings, rings, "{slots} slots");
+        assert!(ch.close().is_clean());
+    }
+}
