@@ -17,8 +17,9 @@
 //! The channel: slots of 1 MiB ([`CHUNK`]), so that a warp's 1 MiB request is one
 //! request (a request can be no longer than a slot's staging chunk; the default 64
 //! KiB slot would split it into 16 round trips), [`Scale::bulk_slots`] of them (1024,
-//! 1 GiB of staging, in a full run; 256 with `--quick`), fewer if a channel that
-//! large does not open (the figure notes how many); a 60 s call deadline. The write pass comes first and the read pass reads
+//! 1 GiB of staging, in a full run; 256 with `--quick`; at most [`DIRECT_SLOTS`] on
+//! `direct`), fewer if a channel that large does not open (the figure notes how
+//! many); a 60 s call deadline. The write pass comes first and the read pass reads
 //! back what it wrote; files are sized beforehand, so a chunk the write pass did
 //! not reach reads as zeros rather than short. Each pass stops starting chunks
 //! after [`Scale::bulk_seconds`].
@@ -43,6 +44,13 @@ pub const CHUNK: u64 = 1 << 20;
 pub const GROUPS: u64 = 8;
 /// Requests the io_uring reference keeps in flight.
 pub const IN_FLIGHT: usize = 8;
+/// Most slots of the bulk channel on `direct`: its staging is registered as one
+/// io_uring fixed buffer of at most 1 GiB, so 1024 slots of 1 MiB (and the user
+/// staging beside them) do not open there, and one SQPOLL ring serves them however
+/// many there are. 512 and 256 slots moved 1 MiB reads from every warp at 7.72 /
+/// 8.80 and 6.56 / 7.20 GB/s (H100, 2026-11-26, one call, alternating).
+const DIRECT_SLOTS: u32 = 512;
+
 /// Chunks of device memory the kernel reads from and into (units share them
 /// modulo this count).
 const BUFFER_CHUNKS: u64 = 256;
@@ -472,6 +480,10 @@ pub fn figures(
         .buffer((layout.units.min(BUFFER_CHUNKS) * CHUNK) as usize, &[])
         .map_err(|e| format!("bulk buffer: {e}"))?;
     let limit = Duration::from_secs_f64(scale.bulk_seconds);
+    let slots = match transport {
+        TransportKind::Direct => scale.bulk_slots.min(DIRECT_SLOTS),
+        _ => scale.bulk_slots,
+    };
     let mut out = Vec::new();
     for variant in Variant::ALL {
         let (files, paths) = files(
@@ -479,7 +491,7 @@ pub fn figures(
             &format!("bench-bulk-{transport}"),
             &layout.file_lens(variant.files),
         )?;
-        let measured = open_bulk(open, &files, scale.bulk_slots).and_then(|(ch, ep, slots)| {
+        let measured = open_bulk(open, &files, slots).and_then(|(ch, ep, slots)| {
             let w = pass(device, &ch, ep, variant, layout, 0, buf.as_ref(), limit);
             let r = w
                 .as_ref()
