@@ -131,32 +131,41 @@ fn generated(dir: &Path, name: &str, len: usize) -> PathBuf {
     p
 }
 
+/// Bytes `examples/copy.cu` copies in the tests below.
+const COPY_LEN: u64 = (1 << 20) + 77;
+
+/// `gpuio --backend <backend> run <run_args…> examples/copy.cu` on a generated
+/// source in `dir`: what it printed, and the source's and the copy's bytes.
+fn run_copy(
+    dir: &Path,
+    backend: &str,
+    run_args: &[&str],
+) -> (std::process::Output, Vec<u8>, Vec<u8>) {
+    let src = generated(dir, "src.bin", COPY_LEN as usize);
+    let dst = dir.join("dst.bin");
+    let (src_arg, dst_arg, len) = (
+        format!("src={}:r", src.display()),
+        format!("dst={}:w", dst.display()),
+        COPY_LEN.to_string(),
+    );
+    let copy = example("copy.cu");
+    let mut args = vec!["--backend", backend, "run"];
+    args.extend_from_slice(run_args);
+    args.extend_from_slice(&[
+        &copy, "--grid", "2", "--block", "16", "--params", "3", "--file", &src_arg, "--file",
+        &dst_arg, "--arg", &len,
+    ]);
+    let o = run(&mut gpuio(&args));
+    let copied = std::fs::read(&dst).unwrap_or_default();
+    (o, std::fs::read(&src).unwrap(), copied)
+}
+
 #[test]
 fn copy_compares_byte_identical_on_every_cpu_pair_and_the_copy_is_the_source() {
     let dir = tempfile::tempdir().unwrap();
-    let src = generated(dir.path(), "src.bin", (1 << 20) + 77);
-    let dst = dir.path().join("dst.bin");
-    let o = run(&mut gpuio(&[
-        "--backend",
-        "cpu",
-        "run",
-        "--compare",
-        &example("copy.cu"),
-        "--grid",
-        "2",
-        "--block",
-        "16",
-        "--params",
-        "3",
-        "--file",
-        &format!("src={}:r", src.display()),
-        "--file",
-        &format!("dst={}:w", dst.display()),
-        "--arg",
-        &((1u64 << 20) + 77).to_string(),
-    ]));
+    let (o, src, dst) = run_copy(dir.path(), "cpu", &["--compare"]);
     assert_all_cpu_pairs_identical(&o);
-    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+    assert_eq!(src, dst);
 }
 
 /// `gpuio run --slot-size`: the same copy, in requests of 4 KiB instead of the
@@ -165,32 +174,10 @@ fn copy_compares_byte_identical_on_every_cpu_pair_and_the_copy_is_the_source() {
 #[test]
 fn a_smaller_slot_size_splits_the_same_copy_into_more_requests() {
     let dir = tempfile::tempdir().unwrap();
-    let len: u64 = (1 << 20) + 77;
-    let src = generated(dir.path(), "src.bin", len as usize);
-    let dst = dir.path().join("dst.bin");
-    let o = run(&mut gpuio(&[
-        "--backend",
-        "cpu/forward",
-        "run",
-        &example("copy.cu"),
-        "--grid",
-        "2",
-        "--block",
-        "16",
-        "--slot-size",
-        "4096",
-        "--params",
-        "3",
-        "--file",
-        &format!("src={}:r", src.display()),
-        "--file",
-        &format!("dst={}:w", dst.display()),
-        "--arg",
-        &len.to_string(),
-    ]));
+    let (o, src, dst) = run_copy(dir.path(), "cpu/forward", &["--slot-size", "4096"]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
-    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+    assert_eq!(src, dst);
     let submitted: u64 = err
         .split("channel: forward: submitted ")
         .nth(1)
@@ -198,7 +185,7 @@ fn a_smaller_slot_size_splits_the_same_copy_into_more_requests() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no request count in\n{err}"));
     assert!(
-        submitted >= 2 * len.div_ceil(4096),
+        submitted >= 2 * COPY_LEN.div_ceil(4096),
         "{submitted} requests\n{err}"
     );
 }

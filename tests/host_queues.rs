@@ -153,15 +153,21 @@ fn host_to_device(kind: TransportKind) {
         sum = sum.wrapping_add(t << 32 | j);
     }
     tx.close();
-    let p = running.join(KERNEL_DEADLINE).unwrap();
+    all_received_once(&running.join(KERNEL_DEADLINE).unwrap(), ch, TOTAL, sum);
+}
+
+/// What `recv_checked` reported (`p`) and the channel's close say: every one of
+/// `total` messages (summing to `sum`) arrived once and whole, and the queue
+/// reports each sent and received.
+fn all_received_once(p: &[u64], ch: Channel, total: u64, sum: u64) {
     assert_eq!(p[4], 0, "a receive failed with -errno {}", p[4]);
-    assert_eq!((p[2], p[3]), (TOTAL, 0), "received, torn");
+    assert_eq!((p[2], p[3]), (total, 0), "received, torn");
     assert_eq!(p[5], sum, "the messages received are not the ones sent");
     let report = ch.close();
     let q = &report.queues[0];
     assert_eq!(
         (q.sent, q.received, q.in_flight),
-        (TOTAL, TOTAL, 0),
+        (total, total, 0),
         "{report}"
     );
     assert!(report.is_clean(), "{report}");
@@ -216,19 +222,8 @@ fn rings_to_the_device(senders: usize, threads: (u32, u32), cap: u64) -> u64 {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let total = PER * senders as u64;
-    let p = running.join(KERNEL_DEADLINE).unwrap();
-    assert_eq!(p[4], 0, "a receive failed with -errno {}", p[4]);
-    assert_eq!((p[2], p[3]), (total, 0), "received, torn");
     let sum = sums.iter().fold(0u64, |a, s| a.wrapping_add(*s));
-    assert_eq!(p[5], sum, "the messages received are not the ones sent");
-    let report = ch.close();
-    let q = &report.queues[0];
-    assert_eq!(
-        (q.sent, q.received, q.in_flight),
-        (total, total, 0),
-        "{report}"
-    );
-    assert!(report.is_clean(), "{report}");
+    all_received_once(&running.join(KERNEL_DEADLINE).unwrap(), ch, total, sum);
     total
 }
 

@@ -326,11 +326,11 @@ GPUIO_FN gpuio_u64 gpuio_impl_queue_take_credits(const gpuio_queue *q, gpuio_u32
  * the rest wait on that state instead of each crossing PCIe (with 100,000 readers
  * polling one host word, the device spends its time on PCIe reads, measured on an
  * H100: 0.02 M msg/s). The relaxed loads go first and the acquire last, so the
- * three cross PCIe together (an acquire holds back every load after it: three
- * acquires waited three round trips). The host releases `closed` after its last
- * `head`, so a `closed` seen relaxed is read again with acquire, then `head` after
- * it, before the ring is taken for ended. Returns whether this reader polled
- * (false: another one was polling). */
+ * host's words cross PCIe together (an acquire holds back every load after it: three
+ * acquires waited three round trips; `closing` is the kernel's own copy now). The
+ * host releases `closed` after its last `head`, so a `closed` seen relaxed is read
+ * again with acquire, then `head` after it, before the ring is taken for ended.
+ * Returns whether this reader polled (false: another one was polling). */
 GPUIO_FN bool gpuio_impl_queue_poll(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 ring) {
   gpuio_queue_ring *rs = gpuio_impl_queue_ring(q, ring);
   if (!gpuio_impl_queue_lock_poll(rs)) return false;
