@@ -55,12 +55,15 @@
 //! as a smaller group; the lanes reconverge before each call); two one-lane warps, one
 //! waiting and one calling `gpuio_try_recv`; one reader that looks at `len` before it
 //! claims (`_recv`: a credit, then its position by compare-and-swap, the credit given
-//! back when that fails). Not modelled: `closing` and `-ESHUTDOWN`, deadlines (a wait is a
+//! back when that fails); a one-lane warp reading two rings, one Sender each
+//! (`_recv_group` over `rings`: its own ring first, then the other; the end only when
+//! both are closed and at their end; `_poll_rings`). Not modelled: `closing` and `-ESHUTDOWN`, deadlines (a wait is a
 //! yield; a lane's bounded wait for `cached_head` never times out here), the pauses'
 //! lengths, `-EMSGSIZE` (the reader has room for every message), a
 //! warp of two lanes on reused cells and two waiting warps (with three threads
 //! spinning, loom's paths outgrow its budget), two `_recv` readers racing for one
-//! position.
+//! position, `_recv` over several rings, two host threads sending at once (the model's
+//! one host thread sends on ring 0, then on ring 1; the rings share no word).
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p gpuio-core --lib --release loom`.
 
@@ -693,4 +696,106 @@ fn a_reader_that_looks_before_it_claims_takes_reused_cells_in_order() {
     // while it writes the third message, and writes the fourth there without
     // looking again.
     readers(2, 4, 1, Some(MAX));
+}
+
+/// `gpuio_impl_queue_recv_group` on a queue of several rings, for a one-lane warp
+/// whose own ring is `first` (`warp % rings`): it takes a credit from the first ring
+/// that has one, its own first; finding none while some ring's tail is below its
+/// cached head, it looks again; it reports the end of the stream only when every
+/// ring is closed (`seen`, acquired) and at its end; otherwise it polls
+/// (`gpuio_impl_queue_poll_rings`: every ring not seen closed on its first poll, then
+/// its own and one other in turn).
+fn recv_rings(rings: &[Arc<Queue>], first: usize) -> Got {
+    let n = rings.len();
+    let (mut polled, mut swept, mut turn) = (false, false, 0usize);
+    loop {
+        let (mut busy, mut all_closed) = (false, true);
+        let mut ends = Vec::with_capacity(n);
+        for i in 0..n {
+            let q = &rings[(first + i) % n];
+            let mut seen = q.seen.load(Ordering::Relaxed);
+            if seen != 0 {
+                seen = q.seen.load(Ordering::Acquire);
+            }
+            if q.take_credits(1) != 0 {
+                let pos = q.tail.fetch_add(1, Ordering::Relaxed);
+                while q.cached_head.load(Ordering::Acquire) <= pos {
+                    loom::thread::yield_now();
+                }
+                let r = q.take(pos);
+                q.free(pos);
+                return r;
+            }
+            let head = q.cached_head.load(if seen != 0 {
+                Ordering::Acquire
+            } else {
+                Ordering::Relaxed
+            });
+            let h = q.tail.load(Ordering::Relaxed);
+            busy |= h < head;
+            all_closed &= seen & queue_seen::CLOSED != 0;
+            ends.push((i, h, head));
+        }
+        if busy {
+            loom::thread::yield_now();
+            continue;
+        }
+        if all_closed {
+            for (i, h, head) in ends {
+                rings[(first + i) % n].check_end(h, head);
+            }
+            return Got::End;
+        }
+        // `gpuio_impl_queue_poll_rings`.
+        let other = if n > 1 { 1 + turn % (n - 1) } else { 0 };
+        turn += 1;
+        for i in 0..n {
+            if swept && i != 0 && i != other {
+                continue;
+            }
+            let q = &rings[(first + i) % n];
+            if q.seen.load(Ordering::Relaxed) & queue_seen::CLOSED != 0 {
+                continue;
+            }
+            q.poll();
+        }
+        swept = true;
+        if !polled {
+            polled = true;
+            continue;
+        }
+        loom::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_reader_of_two_rings_takes_both_and_ends_only_when_both_ended() {
+    // Two rings of two cells, one Sender each, run one after the other by one host
+    // thread (ring 1 sends its two messages while the reader may already have found
+    // ring 0 closed and drained); the reader's own ring is 1, so it takes ring 0's
+    // message by looking at a ring not its own.
+    model(|| {
+        let rings = [Queue::new(2, 1), Queue::new(2, 2)];
+        let reader = {
+            let rings = rings.clone();
+            loom::thread::spawn(move || {
+                let mut got = Vec::new();
+                loop {
+                    let r = recv_rings(&rings, 1);
+                    let end = r == Got::End;
+                    got.push(r);
+                    if end {
+                        return got;
+                    }
+                }
+            })
+        };
+        rings[0].host();
+        rings[1].host();
+        let mut got = messages(reader.join().unwrap());
+        got.sort();
+        let mut want = vec![message(0), message(0), message(1)];
+        want.sort();
+        assert_eq!(got, want, "the messages of both rings");
+    });
 }
