@@ -189,7 +189,8 @@ pub struct Channel {
     /// Device address of the shared descriptor, where `stats` live (and the host's
     /// `closing`). A kernel is given a copy of the descriptor (and of the endpoint
     /// table) in device-local memory, so the fields it reads on every call cost no
-    /// PCIe round trip; only `stats` is reached through this pointer.
+    /// PCIe round trip; only `stats` is reached through this pointer (and `closing`
+    /// in the direct transport's close handshake, `gpuio/direct.h`).
     /// In the shared descriptor it points to itself.
     pub shared: u64,
     pub direct: DirectRing,
