@@ -410,7 +410,10 @@ impl Queue {
     fn recv(&self, cap: usize) -> Got {
         let mut polled = false;
         loop {
-            let seen = self.seen.load(Ordering::Acquire);
+            let mut seen = self.seen.load(Ordering::Relaxed);
+            if seen != 0 {
+                seen = self.seen.load(Ordering::Acquire);
+            }
             let h = self.tail.load(Ordering::Relaxed);
             let head = self.cached_head.load(Ordering::Acquire);
             if h < head {

@@ -612,7 +612,7 @@ GPUIO_FN gpuio_i64 gpuio_write(const gpuio_channel *ch, gpuio_u32 ep, const void
 /* A stream read (READ or RECV): at most slot_size bytes, one request. */
 GPUIO_FN gpuio_i64 gpuio_impl_stream_read(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, void *buf,
                                           gpuio_u64 len) {
-  int e = gpuio_impl_check_channel(ch); /* before reading ch->slot_size */
+  int e = gpuio_impl_check_descriptor(ch); /* before reading ch->slot_size; the transfer checks `closing` */
   if (e) return e;
   if (len > ch->slot_size) len = ch->slot_size;
   return gpuio_impl_transfer(ch, op, ep, (char *)buf, len, -1);

@@ -487,8 +487,12 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv(const gpuio_channel *ch, const gpuio_qu
     for (gpuio_u32 i = 0; i < q->rings && look == GPUIO_QUEUE_LOOK_EMPTY; ++i) {
       const gpuio_u32 ring = (first + i) % q->rings;
       /* An end of stream is believed only from acquires: `seen`, then the
-       * `cached_head` the poller released before it, with the tail at it. */
-      const gpuio_u32 seen = gpuio_ld_acquire_32(&gpuio_impl_queue_ring(q, ring)->seen);
+       * `cached_head` the poller released before it, with the tail at it (a `seen`
+       * still 0 is looked at relaxed: an acquire per ring per look would invalidate
+       * the L1 each time for nothing). */
+      gpuio_queue_ring *rs = gpuio_impl_queue_ring(q, ring);
+      gpuio_u32 seen = gpuio_ld_relaxed_32(&rs->seen);
+      if (seen) seen = gpuio_ld_acquire_32(&rs->seen);
       look = gpuio_impl_queue_look(ch, q, ring, buf, cap, deadline, &r);
       ends.add(seen);
     }
