@@ -196,17 +196,27 @@ fn to_host(
     let first: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
     // When the last drain thread took its last message.
     let last = Arc::new(std::sync::Mutex::new(None::<Instant>));
+    // Nanoseconds the drain threads spent in calls that took messages, all threads:
+    // next to their lifetime it says whether they or the kernel set the pace.
+    let busy_ns = Arc::new(AtomicU64::new(0));
     let cpu0 = process_cpu_time();
     let start = Instant::now();
     let drains: Vec<_> = rx
         .split(shape.drains as usize)
         .into_iter()
         .map(|mut rx| {
-            let (received, bad, first, last) =
-                (received.clone(), bad.clone(), first.clone(), last.clone());
+            let (received, bad, first, last, busy_ns) = (
+                received.clone(),
+                bad.clone(),
+                first.clone(),
+                last.clone(),
+                busy_ns.clone(),
+            );
             std::thread::spawn(move || {
                 let deadline = Instant::now() + KERNEL_TIMEOUT;
+                let mut busy = Duration::ZERO;
                 while received.load(Ordering::Relaxed) < total && Instant::now() < deadline {
+                    let called = Instant::now();
                     let got = rx.drain(usize::MAX, |m| {
                         let head = u64::from_le_bytes(m[..8].try_into().unwrap_or([0xff; 8]));
                         if m.len() as u64 != bytes || !from_a_sender(head, threads, per) {
@@ -217,6 +227,7 @@ fn to_host(
                         Ok(0) => std::hint::spin_loop(),
                         Ok(n) => {
                             let now = Instant::now();
+                            busy += now - called;
                             let _ = first.set(now);
                             if received.fetch_add(n as u64, Ordering::Relaxed) + n as u64 >= total {
                                 if let Ok(mut last) = last.lock() {
@@ -228,6 +239,7 @@ fn to_host(
                         Err(e) => return Err(e.to_string()),
                     }
                 }
+                busy_ns.fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
                 Ok(())
             })
         })
@@ -265,14 +277,20 @@ fn to_host(
     // Which side finished last says which side set the pace (a kernel that ends
     // long before its messages are drained was waiting on nothing but the host).
     let last_at = last.lock().ok().and_then(|l| *l).map(|t| t - start);
+    // Busy: the share of the drain threads' time spent taking messages (the rest
+    // they found their rings empty).
+    let busy = busy_ns.load(Ordering::Relaxed) as f64
+        / 1e9
+        / (took.as_secs_f64() * f64::from(shape.drains));
     eprintln!(
         "gpuio bench:   {bytes} B{note}: {rate:.2} M msg/s; kernel ended after {:.1} ms, \
-         last message taken after {}",
+         last message taken after {}; drain threads busy {:.0} % of the time",
         kernel_end.as_secs_f64() * 1e3,
         last_at.map_or("?".to_string(), |t| format!(
             "{:.1} ms",
             t.as_secs_f64() * 1e3
         )),
+        busy * 100.0,
     );
     let first_us = first
         .get()
