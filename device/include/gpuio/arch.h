@@ -386,6 +386,19 @@ GPUIO_FN gpuio_u64 gpuio_global_thread_id(void) { return gpuio_cpu_self.global_i
 GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return gpuio_cpu_self.thread_count; }
 GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return (gpuio_u32)(gpuio_cpu_self.global_id % GPUIO_WARP_SIZE); }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_cpu_self.global_id / GPUIO_WARP_SIZE; }
+#if defined(GPUIO_HOST_WARP)
+/* A test that runs the lanes of a warp on host threads in lockstep (the warp-wide
+ * code of the header on a machine without a GPU: device/tests/warp_lanes.cpp)
+ * defines GPUIO_HOST_WARP before including gpuio.h and these after it. */
+GPUIO_FN gpuio_u64 gpuio_warp_active(void);
+GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m);
+GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m);
+GPUIO_FN gpuio_u32 gpuio_warp_count(gpuio_u64 m);
+GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 lane);
+GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v);
+GPUIO_FN void gpuio_warp_sync(gpuio_u64 m);
+GPUIO_FN gpuio_u64 gpuio_warp_ballot(gpuio_u64 m, bool pred);
+#else
 /* Every emulated thread runs on its own: a warp of one lane. */
 GPUIO_FN gpuio_u64 gpuio_warp_active(void) { return 1u; }
 GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m) { return (void)m, 0u; }
@@ -395,6 +408,7 @@ GPUIO_FN gpuio_u64 gpuio_warp_broadcast_64(gpuio_u64 m, gpuio_u64 v, gpuio_u32 l
 GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) { return (void)m, v; }
 GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) { (void)m; }
 GPUIO_FN gpuio_u64 gpuio_warp_ballot(gpuio_u64 m, bool pred) { return pred ? m : 0u; }
+#endif
 #endif
 
 /* Pointers in the descriptor are stored as integers (device addresses). */

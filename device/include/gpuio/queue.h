@@ -148,20 +148,31 @@ GPUIO_FN gpuio_u64 gpuio_impl_word(const char *src, gpuio_u64 w, gpuio_u64 len) 
 /* The lanes of `g` write the group's consecutive cells from `base` on, each cell
  * whole: its header (`ready` for every cell but the first, which
  * gpuio_impl_queue_group_publish releases last; `len` = `header_len`; `count`) and
- * the first `len` bytes of its lane's message at `msg`. A lane's message may sit on
- * its own stack, out of the other lanes' reach, so its owner reads it and hands each
- * word to the lane that stores it: every store instruction then writes up to
- * `count` consecutive words of one cell, header included, so that a cell crosses
- * PCIe in whole writes instead of a partial write for each header field beside the
- * message's (each lane writing its own cell a word at a time, 4 KiB messages moved
- * at 164 MB/s on an H100). The owner loads GPUIO_QUEUE_FILL_BATCH words before it
- * hands any out: a message on the stack is in local memory, which a whole device of
- * threads with 4 KiB each does not keep in L1, and one word at a time each handed-out
- * word waited a load from L2 (4 KiB messages: 4.2 GB/s on an H100, below the
- * copy-back habit). */
+ * the first `len` bytes of its lane's message at `msg`.
+ *
+ * The words to write, cell after cell (each cell's 2 header words and its message's,
+ * none of a cell's unused tail), are numbered y = 0, 1, … across the group, and
+ * store k writes words k × count … k × count + count - 1, lane `rank` word k × count
+ * + rank: every store instruction writes `count` consecutive words of the group (for
+ * full cells, 256 contiguous bytes from a warp), not one cell's words. On an H100,
+ * 64 B messages (80 B cells) from every thread into pinned memory: a store per cell
+ * moved 34 GB/s of cells, these whole runs 50-52 GB/s, against cudaMemcpy's 55 GB/s
+ * for the same bytes (docs/validation/h100-2026-11-26-late, sendprobe.cu).
+ *
+ * A lane's message may sit on its own stack, out of the other lanes' reach, so its
+ * owner reads it and hands each word to the lane that stores it (a broadcast from
+ * one owner at a time: the loop over owners is the same in every lane). The owner
+ * loads GPUIO_QUEUE_FILL_BATCH words before it hands any out: a message on the stack
+ * is in local memory, which a whole device of threads with 4 KiB each does not keep
+ * in L1, and one word at a time each handed-out word waited a load from L2 (4 KiB
+ * messages: 4.2 GB/s on an H100, below the copy-back habit). */
 GPUIO_FN void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 base, gpuio_u64 g,
                                           const char *msg, gpuio_u32 len, gpuio_u32 header_len) {
   const gpuio_u32 rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
+  /* This lane's word of the store being gathered: where, and what. */
+  gpuio_u64 *at = nullptr;
+  gpuio_u64 mine = 0;
+  gpuio_u64 first = 0; /* y of the current cell's word 0 */
   gpuio_u32 j = 0;
   for (gpuio_u64 rest = g; rest; rest &= rest - 1u, ++j) {
     const gpuio_u32 owner = gpuio_warp_leader(rest);
@@ -169,26 +180,39 @@ GPUIO_FN void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ring, 
     const gpuio_u64 hn = gpuio_warp_broadcast_64(g, header_len, owner);
     gpuio_u64 *dst = (gpuio_u64 *)gpuio_impl_cell(q, ring, base + j);
     /* Words of the cell: [0] ready, [1] len | count << 32, then the message's. */
-    const gpuio_u64 words = 2u + (n + 7u) / 8u;
-    for (gpuio_u64 w0 = 0; w0 < words; w0 += count) {
-      const gpuio_u64 here = words - w0 < count ? words - w0 : count;
-      const gpuio_u64 w = w0 + rank;
-      gpuio_u64 mine = w == 0 ? base + j + 1u : w == 1 ? (hn | (gpuio_u64)count << 32) : 0u;
-      for (gpuio_u64 k0 = w0 < 2u ? 2u - w0 : 0u; k0 < here; k0 += GPUIO_QUEUE_FILL_BATCH) {
+    const gpuio_u64 end = first + 2u + (n + 7u) / 8u;
+    for (gpuio_u64 y = first; y < end;) {
+      const gpuio_u64 store_end = (y / count + 1u) * count;
+      const gpuio_u64 stop = store_end < end ? store_end : end;
+      /* This lane's word of the store: y_me; the cell's words y … stop are here. */
+      const gpuio_u64 y_me = store_end - count + rank;
+      if (y_me >= y && y_me < stop) {
+        const gpuio_u64 w = y_me - first;
+        if (!(j == 0 && w == 0)) at = dst + w;
+        mine = w == 0 ? base + j + 1u : w == 1 ? (hn | (gpuio_u64)count << 32) : 0u;
+      }
+      const gpuio_u64 from = y > first + 2u ? y : first + 2u; /* the message's words */
+      for (gpuio_u64 k0 = from; k0 < stop; k0 += GPUIO_QUEUE_FILL_BATCH) {
         gpuio_u64 v[GPUIO_QUEUE_FILL_BATCH];
 GPUIO_UNROLL
         for (gpuio_u32 u = 0; u < GPUIO_QUEUE_FILL_BATCH; ++u)
-          v[u] = rank == j && k0 + u < here ? gpuio_impl_word(msg, w0 + k0 + u - 2u, len) : 0u;
+          v[u] = rank == j && k0 + u < stop ? gpuio_impl_word(msg, k0 + u - first - 2u, len) : 0u;
 GPUIO_UNROLL
         for (gpuio_u32 u = 0; u < GPUIO_QUEUE_FILL_BATCH; ++u) {
-          if (k0 + u >= here) break; /* the same for every lane */
+          if (k0 + u >= stop) break; /* the same for every lane */
           const gpuio_u64 x = gpuio_warp_broadcast_64(g, v[u], owner);
-          if (k0 + u == rank) mine = x;
+          if (k0 + u == y_me) mine = x;
         }
       }
-      if (rank < here && !(j == 0 && w == 0)) dst[w] = mine;
+      if (stop == store_end) { /* the store is whole: write it */
+        if (at) *at = mine;
+        at = nullptr;
+      }
+      y = stop;
     }
+    first = end;
   }
+  if (at) *at = mine; /* the last store, short of `count` words */
 }
 
 /* The first lane of group `g` reserves one cell per lane of ring `warp % rings`:
