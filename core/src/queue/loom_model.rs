@@ -251,23 +251,17 @@ fn receive(ring: &Ring, n: usize, batched: bool) -> Vec<Vec<u8>> {
     while got.len() < n {
         let mut buf = Vec::new();
         let took = if batched {
-            let mut ends = Vec::new();
+            let want = n - got.len();
             let k = take_run(
                 ring,
                 0,
                 &mut head,
                 &mut group_left,
                 &mut scratch,
-                &mut buf,
-                &mut ends,
-                n - got.len(),
+                &mut |m: &[u8]| got.push(m.to_vec()),
+                want,
             )
             .unwrap_or_else(|e| panic!("the host saw a broken ring: {e}"));
-            let mut from = 0;
-            for end in ends {
-                got.push(buf[from..end].to_vec());
-                from = end;
-            }
             k > 0
         } else {
             let took = take(ring, 0, &mut head, &mut group_left, &mut buf)
