@@ -387,9 +387,10 @@ GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return gpuio_cpu_self.thread_count
 GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return (gpuio_u32)(gpuio_cpu_self.global_id % GPUIO_WARP_SIZE); }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_cpu_self.global_id / GPUIO_WARP_SIZE; }
 #if defined(GPUIO_HOST_WARP)
-/* A test that runs the lanes of a warp on host threads in lockstep (the warp-wide
- * code of the header on a machine without a GPU: device/tests/warp_lanes.cpp)
- * defines GPUIO_HOST_WARP before including gpuio.h and these after it. */
+/* A test that runs the lanes of a warp together on the host (fibers meeting at
+ * every warp call: the warp-wide code of the header without a GPU,
+ * device/tests/warp_lanes.cpp) defines GPUIO_HOST_WARP before including gpuio.h and
+ * these after it. */
 GPUIO_FN gpuio_u64 gpuio_warp_active(void);
 GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m);
 GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m);
