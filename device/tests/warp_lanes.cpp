@@ -13,6 +13,11 @@
  * partial groups, lengths from 0 to the maximum, messages at unaligned addresses,
  * groups that wrap around the ring's end, a ring other than the first, and a
  * header length other than the bytes copied (a printf line formatted in place).
+ * And gpuio_impl_queue_send_group, the whole send of a group: the first lane reserves
+ * the group's cells on the ring's device-local tail (reading the host's head when the
+ * ring looks full), every lane gets its length back, and the group's first `ready` is
+ * there once it returns; on a full ring every lane gets -EAGAIN and nothing is written
+ * or reserved.
  *
  * Usage: warp_lanes [cases]  (prints "N passed, M failed"; exits 1 on a failure). */
 #define GPUIO_HOST_WARP 1
@@ -113,8 +118,8 @@ GPUIO_FN gpuio_u64 gpuio_warp_ballot(gpuio_u64 m, bool pred) {
   });
 }
 
-/* Runs `body(lane)` on every lane of `mask`, as one warp. */
-void run_warp(gpuio_u64 mask, std::function<void(gpuio_u32)> body) {
+/* Runs `body(lane)` on every lane of `mask`, as warp `warp` of the grid. */
+void run_warp(gpuio_u64 mask, gpuio_u64 warp, std::function<void(gpuio_u32)> body) {
   lane_body = std::move(body);
   my_mask = mask;
   for (gpuio_u32 l = 0; l < GPUIO_WARP_SIZE; ++l) {
@@ -134,7 +139,7 @@ void run_warp(gpuio_u64 mask, std::function<void(gpuio_u32)> body) {
     for (gpuio_u32 l = 0; l < GPUIO_WARP_SIZE; ++l) {
       if (!(mask >> l & 1u) || lanes[l].done) continue;
       my_lane = l;
-      gpuio_cpu_self.global_id = l;
+      gpuio_cpu_self.global_id = warp * GPUIO_WARP_SIZE + l;
       swapcontext(&scheduler, &lanes[l].ctx);
     }
     bool all_done = true, any_done = false;
@@ -158,9 +163,16 @@ constexpr unsigned char kUntouched = 0xee;
 
 unsigned char message_byte(gpuio_u32 lane, gpuio_u64 i) { return (unsigned char)(lane * 131u + i * 7u + 1u); }
 
+/* What the lanes run: the fill alone; a whole send on a ring with room (as the
+ * device last saw it, or only as the host's head says: the send reads it); a send on
+ * a full ring that does not wait. */
+enum class How { Fill, Send, SendAfterPoll, SendFull };
+
 struct Case {
+  How how;
   gpuio_u64 mask;
   gpuio_u32 rings, ring, cells, max_message;
+  gpuio_u64 warp; /* which warp of the grid the lanes are (a send's ring is warp % rings) */
   gpuio_u64 base;
   gpuio_u32 len[GPUIO_WARP_SIZE];        /* bytes each lane's message has (lane-indexed) */
   gpuio_u32 header_len[GPUIO_WARP_SIZE]; /* what its header says */
@@ -182,6 +194,10 @@ bool check(const Case &c) {
   std::vector<gpuio_u64> mem((ring_bytes * c.rings + 7u) / 8u);
   unsigned char *bytes = (unsigned char *)mem.data();
   std::memset(bytes, kUntouched, ring_bytes * c.rings);
+  std::vector<gpuio_queue_ring> state(c.rings);
+  std::vector<gpuio_queue_control> control(c.rings);
+  std::memset((void *)state.data(), 0, sizeof(gpuio_queue_ring) * c.rings);
+  std::memset((void *)control.data(), 0, sizeof(gpuio_queue_control) * c.rings);
   gpuio_queue q = {};
   q.direction = GPUIO_QUEUE_TO_HOST;
   q.rings = c.rings;
@@ -189,13 +205,41 @@ bool check(const Case &c) {
   q.cell_size = cell_size;
   q.max_message = c.max_message;
   q.cells_addr = (gpuio_u64)bytes;
-  run_warp(c.mask, [&](gpuio_u32 lane) {
+  q.control = (gpuio_u64)control.data();
+  q.ring_state = (gpuio_u64)state.data();
+  /* The ring's words before the send: the next free position is `base`; the host has
+   * taken everything before it (Send), or the device has not seen that yet (the
+   * host's head is `base`, the device's copy a lap behind: SendAfterPoll), or the
+   * host has taken nothing of the last lap (SendFull). */
+  const gpuio_u32 count = (gpuio_u32)__builtin_popcountll(c.mask);
+  gpuio_queue_ring &rs = state[c.ring];
+  rs.tail = c.base;
+  rs.cached_head = c.how == How::Send ? c.base : c.base - c.cells;
+  control[c.ring].head = c.how == How::SendFull ? c.base - c.cells : c.base;
+  gpuio_channel ch = {};
+  ch.timeout_ns = 1000000000ull;
+  gpuio_i64 result[GPUIO_WARP_SIZE] = {};
+  run_warp(c.mask, c.warp, [&](gpuio_u32 lane) {
     alignas(8) unsigned char buf[4096 + 8];
     for (gpuio_u32 i = 0; i < c.len[lane]; ++i) buf[c.offset[lane] + i] = message_byte(lane, i);
-    gpuio_impl_queue_fill_group(&q, c.ring, c.base, c.mask, (const char *)buf + c.offset[lane], c.len[lane],
-                                c.header_len[lane]);
+    const char *msg = (const char *)buf + c.offset[lane];
+    if (c.how == How::Fill)
+      gpuio_impl_queue_fill_group(&q, c.ring, c.base, c.mask, msg, c.len[lane], c.header_len[lane]);
+    else
+      result[lane] = gpuio_impl_queue_send_group(&ch, &q, c.mask, msg, c.len[lane], false);
   });
-  const gpuio_u32 count = (gpuio_u32)__builtin_popcountll(c.mask);
+  if (c.how != How::Fill) {
+    const bool full = c.how == How::SendFull;
+    for (gpuio_u32 l = 0; l < GPUIO_WARP_SIZE; ++l)
+      if (c.mask >> l & 1u && result[l] != (full ? -GPUIO_EAGAIN : (gpuio_i64)c.len[l]))
+        return fail(c, "a lane's send returned the wrong value", c.base, l);
+    if (rs.tail != (full ? c.base : c.base + count)) return fail(c, "the ring's tail is wrong", rs.tail, 0);
+    if (full) {
+      for (gpuio_u64 b = 0; b < ring_bytes * c.rings; ++b)
+        if (bytes[b] != kUntouched) return fail(c, "a send on a full ring wrote a cell", b / cell_size, b % cell_size);
+      return true;
+    }
+  }
   /* Which lane wrote each cell of the ring, or none. */
   std::vector<int> writer(c.cells, -1);
   gpuio_u32 j = 0;
@@ -215,7 +259,7 @@ bool check(const Case &c) {
       gpuio_u64 w0, w1;
       std::memcpy(&w0, p, 8);
       std::memcpy(&w1, p + 8, 8);
-      if (pos == c.base) {
+      if (pos == c.base && c.how == How::Fill) {
         for (int b = 0; b < 8; ++b)
           if (p[b] != kUntouched) return fail(c, "the group's first ready word was written before its publish", pos, b);
       } else if (w0 != pos + 1u) {
@@ -241,6 +285,7 @@ bool check(const Case &c) {
 
 Case uniform(gpuio_u64 mask, gpuio_u32 max, gpuio_u32 len, gpuio_u32 cells, gpuio_u64 base) {
   Case c = {};
+  c.how = How::Fill;
   c.mask = mask;
   c.rings = 1;
   c.cells = cells;
@@ -275,11 +320,28 @@ int main(int argc, char **argv) {
   Case log = uniform(0xf0f0ull, 64, 0, 64, 9);
   for (auto &h : log.header_len) h = 37;
   cases.push_back(log);
+  /* Whole sends: a full warp, a partial group wrapping on ring 2 of 3, one lane; with
+   * room seen, room only in the host's head, and no room. */
+  for (How how : {How::Send, How::SendAfterPoll, How::SendFull}) {
+    Case send = uniform(full, 64, 64, 256, 512);
+    send.how = how;
+    cases.push_back(send);
+    Case part = uniform(0x00ff00f0ull, 100, 33, 64, 250);
+    part.how = how;
+    part.rings = 3;
+    part.ring = 2;
+    part.warp = 5;
+    cases.push_back(part);
+    Case one = uniform(1ull << 31, 64, 17, 32, 64);
+    one.how = how;
+    cases.push_back(one);
+  }
 
   std::mt19937_64 rng(0x6770'75696fULL);
   const gpuio_u32 maxes[] = {0, 8, 24, 64, 100, 256, 1000, 4096};
   for (long i = 0; i < random_cases; ++i) {
     Case c = {};
+    c.how = How::Fill;
     do c.mask = rng() & full;
     while (!c.mask);
     c.max_message = maxes[rng() % (sizeof maxes / sizeof maxes[0])];

@@ -11,7 +11,7 @@ use std::process::Command;
 mod support;
 
 #[test]
-fn the_lanes_of_a_sending_group_write_every_cell_as_the_host_reads_it() {
+fn the_lanes_of_a_sending_group_reserve_write_and_publish_cells_as_the_host_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let exe = support::build_driver("warp_lanes.cpp", &["-Wno-unused-function"], dir.path());
     let cases = std::env::var("GPUIO_WARP_LANES_CASES").unwrap_or_else(|_| "300".into());
