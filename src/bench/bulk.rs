@@ -122,17 +122,33 @@ impl Variant {
 #[derive(Clone, Copy, Debug)]
 pub struct HostRefs {
     pub variant: Variant,
-    pub thread_write: f64,
-    pub thread_read: f64,
-    /// The same `pwrite`s and `pread`s over [`HostRefs::staging_mib`] MiB of buffers.
-    pub staging_thread_write: f64,
-    pub staging_thread_read: f64,
-    pub uring_write: f64,
-    pub uring_read: f64,
-    /// The same io_uring work into [`HostRefs::staging_mib`] MiB of buffers.
-    pub staging_uring_write: f64,
-    pub staging_uring_read: f64,
+    /// One host thread's `pwrite`s and `pread`s, from / into one buffer.
+    pub thread: Rates,
+    /// The same over [`HostRefs::staging_mib`] MiB of buffers.
+    pub staging_thread: Rates,
+    /// The same io_uring work, on [`IN_FLIGHT`] buffers.
+    pub uring: Rates,
+    /// The same io_uring work over [`HostRefs::staging_mib`] MiB of buffers.
+    pub staging_uring: Rates,
     pub staging_mib: u64,
+}
+
+/// Bytes per second written and read.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Rates {
+    pub write: f64,
+    pub read: f64,
+}
+
+impl Rates {
+    /// The write rate for op 0 (the write pass), else the read rate.
+    fn of(self, op: u32) -> f64 {
+        if op == 0 {
+            self.write
+        } else {
+            self.read
+        }
+    }
 }
 
 /// The references of one repeat that every transport's figures share.
@@ -192,44 +208,33 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
     }
     for h in &refs.host {
         let v = h.variant.words();
+        let mib = h.staging_mib;
+        let uring = |what: &str, from: &str| {
+            format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB {what} in flight{from}, {v}")
+        };
         for (what, rate) in [
             (
                 format!("one host thread, pwrite 1 MiB, {v}"),
-                h.thread_write,
+                h.thread.write,
             ),
-            (format!("one host thread, pread 1 MiB, {v}"), h.thread_read),
+            (format!("one host thread, pread 1 MiB, {v}"), h.thread.read),
             (
-                format!(
-                    "one host thread, pwrite 1 MiB from {} MiB, {v}",
-                    h.staging_mib
-                ),
-                h.staging_thread_write,
+                format!("one host thread, pwrite 1 MiB from {mib} MiB, {v}"),
+                h.staging_thread.write,
             ),
             (
-                format!("one host thread, pread 1 MiB into {} MiB, {v}", h.staging_mib),
-                h.staging_thread_read,
+                format!("one host thread, pread 1 MiB into {mib} MiB, {v}"),
+                h.staging_thread.read,
+            ),
+            (uring("writes", ""), h.uring.write),
+            (uring("reads", ""), h.uring.read),
+            (
+                uring("writes", &format!(" from {mib} MiB")),
+                h.staging_uring.write,
             ),
             (
-                format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB writes in flight, {v}"),
-                h.uring_write,
-            ),
-            (
-                format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB reads in flight, {v}"),
-                h.uring_read,
-            ),
-            (
-                format!(
-                    "one host thread, io_uring, {IN_FLIGHT} x 1 MiB writes in flight from {} MiB, {v}",
-                    h.staging_mib
-                ),
-                h.staging_uring_write,
-            ),
-            (
-                format!(
-                    "one host thread, io_uring, {IN_FLIGHT} x 1 MiB reads in flight into {} MiB, {v}",
-                    h.staging_mib
-                ),
-                h.staging_uring_read,
+                uring("reads", &format!(" into {mib} MiB")),
+                h.staging_uring.read,
             ),
         ] {
             out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
@@ -310,11 +315,7 @@ fn remove(paths: &[PathBuf]) {
 
 /// One host thread, `pwrite` then `pread` of every range, range i from / into
 /// buffer i % `buffers` of [`CHUNK`] bytes: bytes per second each.
-fn host_thread(
-    files: &[File],
-    ranges: &[(usize, u64)],
-    buffers: usize,
-) -> Result<(f64, f64), String> {
+fn host_thread(files: &[File], ranges: &[(usize, u64)], buffers: usize) -> Result<Rates, String> {
     let mut bufs: Vec<Vec<u8>> = (0..buffers.max(1))
         .map(|_| vec![0x5au8; CHUNK as usize])
         .collect();
@@ -334,7 +335,10 @@ fn host_thread(
     }
     let read = start.elapsed();
     let bytes = (ranges.len() as u64 * CHUNK) as f64;
-    Ok((bytes / write.as_secs_f64(), bytes / read.as_secs_f64()))
+    Ok(Rates {
+        write: bytes / write.as_secs_f64(),
+        read: bytes / read.as_secs_f64(),
+    })
 }
 
 /// One host thread keeping [`IN_FLIGHT`] requests of every range in flight on an
@@ -356,13 +360,12 @@ fn host_uring(
     let mut bufs: Vec<Vec<u8>> = (0..buffers).map(|_| vec![0x5au8; CHUNK as usize]).collect();
     // Longest free first: the requests go round every buffer.
     let mut free: std::collections::VecDeque<usize> = (0..buffers).collect();
-    let mut in_flight = 0usize;
     let (mut next, mut done, mut failed) = (0usize, 0usize, None::<String>);
     let wait = types::Timespec::new().sec(10);
     let start = Instant::now();
     let deadline = start + Duration::from_secs(120);
     while done < next || (next < ranges.len() && failed.is_none()) {
-        while failed.is_none() && next < ranges.len() && in_flight < IN_FLIGHT {
+        while failed.is_none() && next < ranges.len() && next - done < IN_FLIGHT {
             let Some(b) = free.pop_front() else { break };
             let (f, off) = ranges[next];
             let fd = types::Fd(files[f].as_raw_fd());
@@ -382,7 +385,6 @@ fn host_uring(
                 break; // the queue is full: submit what is there first
             }
             next += 1;
-            in_flight += 1;
         }
         if Instant::now() > deadline {
             failed.get_or_insert(format!(
@@ -413,7 +415,6 @@ fn host_uring(
             }
             free.push_back(b as usize);
             done += 1;
-            in_flight -= 1;
         }
     }
     let took = start.elapsed();
@@ -439,7 +440,7 @@ fn host_refs(
     let staging = staging_slots as usize;
     // The thread's run over staging-sized memory writes into fresh files of its own,
     // as the first run and a transport's write pass do (blocks allocated as written).
-    let (stw, str_) = {
+    let staging_thread = {
         let (files, paths) = files(dir, "bench-bulk-host-staging", &lens)?;
         let measured = host_thread(&files, &ranges, staging);
         drop(files);
@@ -447,29 +448,23 @@ fn host_refs(
         measured?
     };
     let (files, paths) = files(dir, "bench-bulk-host", &lens)?;
-    let measured = host_thread(&files, &ranges, 1).and_then(|(tw, tr)| {
-        let uw = host_uring(&files, &ranges, true, IN_FLIGHT)?;
-        let ur = host_uring(&files, &ranges, false, IN_FLIGHT)?;
-        let sw = host_uring(&files, &ranges, true, staging)?;
-        let sr = host_uring(&files, &ranges, false, staging)?;
-        Ok(([tw, tr, stw, str_], [uw, ur, sw, sr]))
-    });
+    let uring = |buffers| -> Result<Rates, String> {
+        Ok(Rates {
+            write: host_uring(&files, &ranges, true, buffers)?,
+            read: host_uring(&files, &ranges, false, buffers)?,
+        })
+    };
+    let measured = host_thread(&files, &ranges, 1)
+        .and_then(|thread| Ok((thread, uring(IN_FLIGHT)?, uring(staging)?)));
     drop(files);
     remove(&paths);
-    let (
-        [thread_write, thread_read, staging_thread_write, staging_thread_read],
-        [uring_write, uring_read, staging_write, staging_read],
-    ) = measured?;
+    let (thread, uring, staging_uring) = measured?;
     Ok(HostRefs {
         variant,
-        thread_write,
-        thread_read,
-        staging_thread_write,
-        staging_thread_read,
-        uring_write,
-        uring_read,
-        staging_uring_write: staging_write,
-        staging_uring_read: staging_read,
+        thread,
+        staging_thread,
+        uring,
+        staging_uring,
         staging_mib: u64::from(staging_slots),
     })
 }
@@ -571,7 +566,7 @@ pub fn figures(
         .map_err(|e| format!("bulk buffer: {e}"))?;
     let limit = Duration::from_secs_f64(scale.bulk_seconds);
     let slots = match transport {
-        TransportKind::Direct => scale.bulk_slots.min(DIRECT_SLOTS),
+        TransportKind::Direct => direct_slots(scale),
         _ => scale.bulk_slots,
     };
     let mut out = Vec::new();
@@ -607,22 +602,7 @@ pub fn figures(
                     p.first_failure
                 ));
             }
-            // (thread, its run over staging-sized memory, io_uring, the same)
-            let (thread, staging_thread, uring, staging_uring) = match host {
-                Some(h) if op == 0 => (
-                    Some(h.thread_write),
-                    Some(h.staging_thread_write),
-                    Some(h.uring_write),
-                    Some(h.staging_uring_write),
-                ),
-                Some(h) => (
-                    Some(h.thread_read),
-                    Some(h.staging_thread_read),
-                    Some(h.uring_read),
-                    Some(h.staging_uring_read),
-                ),
-                None => (None, None, None, None),
-            };
+            let rate = |pick: fn(&HostRefs) -> Rates| host.map(|h| pick(h).of(op) / 1e9);
             let staging_mib = host.map_or(0, |h| h.staging_mib);
             let ceiling = refs.copy.as_ref().map(|c| {
                 if op == 0 {
@@ -648,25 +628,25 @@ pub fn figures(
             )
             .against(
                 &format!("one host thread, {name} of the same ranges"),
-                thread.map(|v| v / 1e9),
+                rate(|h| h.thread),
             )
             .also(
                 &format!(
                     "one host thread, {name} of the same ranges, buffers over {staging_mib} MiB \
                      like a channel's staging"
                 ),
-                staging_thread.map(|v| v / 1e9),
+                rate(|h| h.staging_thread),
             )
             .also(
                 &format!("the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight)"),
-                uring.map(|v| v / 1e9),
+                rate(|h| h.uring),
             )
             .also(
                 &format!(
                     "the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight, \
                      buffers over {staging_mib} MiB like direct's staging)"
                 ),
-                staging_uring.map(|v| v / 1e9),
+                rate(|h| h.staging_uring),
             )
             .host_cpu(p.cpu, p.bytes, p.chunks)
             .note(Some(format!(

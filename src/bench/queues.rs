@@ -215,8 +215,12 @@ fn to_host(
             std::thread::spawn(move || {
                 let deadline = Instant::now() + KERNEL_TIMEOUT;
                 let mut busy = Duration::ZERO;
-                while received.load(Ordering::Relaxed) < total && Instant::now() < deadline {
+                loop {
+                    // One clock read a call: the deadline's and the busy time's.
                     let called = Instant::now();
+                    if received.load(Ordering::Relaxed) >= total || called >= deadline {
+                        break;
+                    }
                     let got = rx.drain(usize::MAX, |m| {
                         let head = u64::from_le_bytes(m[..8].try_into().unwrap_or([0xff; 8]));
                         if m.len() as u64 != bytes || !from_a_sender(head, threads, per) {

@@ -39,12 +39,12 @@
 //!   the staging chunk is never reused early. A port pending for longer than a
 //!   quarter of the call timeout (a deferred read of an empty pipe) is passed over.
 //! * **Server threads by load** (at most `server_threads`: by default one per 64
-//!   request slots, 4 to 16, or `GPUIO_MAILBOX_THREADS`): thread 0 always serves; the others sleep until a
-//!   round answers several requests, then one more is woken, and a woken thread
-//!   that finds nothing for a while sleeps again (`server`'s doc). Every thread
-//!   scans every port round-robin (every pending port answered once per round) and
-//!   answers a port only after claiming it; an idle round backs off to sleeps of at
-//!   most `idle_sleep_max`. Syscalls are made on raw pointers into staging memory
+//!   request slots, 4 to 16, or `GPUIO_MAILBOX_THREADS`): thread 0 always serves;
+//!   the others sleep until a round answers several requests, then one more is
+//!   woken, and a woken thread that finds nothing for a while sleeps again
+//!   (`server`'s doc). Every thread scans every port round-robin (every pending port
+//!   answered once per round) and answers a port only after claiming it; an idle
+//!   round backs off to sleeps of at most `idle_sleep_max`. Syscalls are made on raw pointers into staging memory
 //!   (`crate::sys`), never through Rust references to bytes a device may write.
 //! * **Counters**: `submitted` counts every request a server took, `completed` those
 //!   answered `>= 0`, `failed` those answered `-errno`, refused ones included; a
