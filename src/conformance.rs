@@ -109,6 +109,11 @@ pub const CASES: &[Case] = &[
         run: async_pattern,
     },
     Case {
+        name: "one_thread_keeps_more_async_calls_than_its_ring_has_slots",
+        only: None,
+        run: async_many,
+    },
+    Case {
         name: "warp_calls_write_and_read_back_byte_exact",
         only: None,
         run: warp_pattern,
@@ -378,6 +383,50 @@ fn async_pattern(t: &Target<'_>) -> Result<String, String> {
         "{} requests, {IN_FLIGHT} in flight per thread, {} gpuio_test calls saw one still in flight; {report}",
         2 * threads * IN_FLIGHT * ROUNDS,
         p[6]
+    ))
+}
+
+/// One thread starts 96 asynchronous writes before it waits for any, then as many
+/// reads: more than a forward ring's share of the channel's 128 slots (two rings of
+/// 64), fewer than the channel has. Each call must find a slot in time (a short
+/// call deadline, so that a thread kept to its own ring fails at once).
+fn async_many(t: &Target<'_>) -> Result<String, String> {
+    const TICKETS: u64 = 96;
+    const BYTES: u64 = 16;
+    let path = t.dir.join("async-many.bin");
+    let file = rw_file(&path)?;
+    let mut cfg = ChannelConfig {
+        slots: 128,
+        call_timeout: Duration::from_secs(2),
+        ..ChannelConfig::default()
+    };
+    let ep = cfg.endpoint(endpoint("async-many", &file, Access::READ_WRITE)?);
+    let ch = (t.open)(cfg)?;
+    let p = run_kernel(t, &ch, "async_many", 1, &[u64::from(ep), TICKETS, 0, 0, 0])?;
+    if p[2] != 0 {
+        return Err(format!(
+            "{} of {} async calls failed, first with {}",
+            p[2],
+            2 * TICKETS,
+            errno_name(p[3] as i64)
+        ));
+    }
+    if p[4] != TICKETS * BYTES {
+        return Err(format!(
+            "{} bytes read back intact, expected {}",
+            p[4],
+            TICKETS * BYTES
+        ));
+    }
+    let mut got = vec![0u8; (TICKETS * BYTES) as usize];
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut got, 0)
+        .map_err(|e| format!("read back: {e}"))?;
+    if let Some(i) = (0..TICKETS * BYTES).find(|&i| got[i as usize] != pattern_byte(i)) {
+        return Err(format!("the file differs at byte {i}"));
+    }
+    let report = check_close(ch)?;
+    Ok(format!(
+        "{TICKETS} writes, then {TICKETS} reads, in flight at once on a 128-slot channel; {report}"
     ))
 }
 

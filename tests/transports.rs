@@ -81,6 +81,10 @@ macro_rules! cases {
                 run_case($kind, "async_calls_keep_requests_in_flight_byte_exact");
             }
             #[test]
+            fn one_thread_may_keep_more_async_calls_in_flight_than_its_ring_has_slots() {
+                run_case($kind, "one_thread_keeps_more_async_calls_than_its_ring_has_slots");
+            }
+            #[test]
             fn warp_cooperative_calls_write_and_read_back_byte_exact() {
                 run_case($kind, "warp_calls_write_and_read_back_byte_exact");
             }
@@ -125,5 +129,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 19);
+    assert_eq!(CASES.len(), 20);
 }

@@ -288,6 +288,47 @@ GPUIO_KERNEL(gpuio_k_async_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_fetch_add_64(&p[6], pending);
 }
 
+/* One thread keeps p[1] (at most GPUIO_CONF_MANY) asynchronous calls in flight at
+ * once, more than one ring of a forward channel has slots: p[1] writes of
+ * GPUIO_CONF_MANY_BYTES into its region, all started before the first is waited
+ * for, then as many reads of them back.
+ * params: [0] endpoint, [1] tickets; out: [2] failures, [3] first failure, [4] bytes
+ * read back intact. */
+#define GPUIO_CONF_MANY 192
+#define GPUIO_CONF_MANY_BYTES 16
+GPUIO_KERNEL(gpuio_k_async_many)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 t = gpuio_global_thread_id();
+  const gpuio_u32 n = p[1] < GPUIO_CONF_MANY ? (gpuio_u32)p[1] : GPUIO_CONF_MANY;
+  gpuio_ticket tk[GPUIO_CONF_MANY];
+  char buf[GPUIO_CONF_MANY][GPUIO_CONF_MANY_BYTES];
+  gpuio_u64 ok = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (gpuio_u32 k = 0; k < n; k++) {
+      const gpuio_u64 off = t * GPUIO_CONF_REGION + k * GPUIO_CONF_MANY_BYTES;
+      for (int i = 0; i < GPUIO_CONF_MANY_BYTES; i++) buf[k][i] = pass == 0 ? (char)gpuio_conf_byte(off + i) : 0;
+      const gpuio_i64 r =
+          pass == 0 ? gpuio_pwrite_async(ch, (gpuio_u32)p[0], buf[k], GPUIO_CONF_MANY_BYTES, (gpuio_i64)off, &tk[k])
+                    : gpuio_pread_async(ch, (gpuio_u32)p[0], buf[k], GPUIO_CONF_MANY_BYTES, (gpuio_i64)off, &tk[k]);
+      if (r != 0) gpuio_conf_fail(&p[2], &p[3], r);
+    }
+    for (gpuio_u32 k = 0; k < n; k++) {
+      if (tk[k].state != GPUIO_TICKET_IN_FLIGHT) continue;
+      const gpuio_i64 r = gpuio_wait(ch, &tk[k]);
+      if (r != GPUIO_CONF_MANY_BYTES) {
+        gpuio_conf_fail(&p[2], &p[3], r < 0 ? r : -GPUIO_EPROTO);
+        continue;
+      }
+      if (pass == 0) continue;
+      const gpuio_u64 off = t * GPUIO_CONF_REGION + k * GPUIO_CONF_MANY_BYTES;
+      bool same = true;
+      for (int i = 0; i < GPUIO_CONF_MANY_BYTES; i++) same = same && buf[k][i] == (char)gpuio_conf_byte(off + i);
+      if (same) ok += GPUIO_CONF_MANY_BYTES;
+      else gpuio_conf_fail(&p[2], &p[3], -GPUIO_EPROTO);
+    }
+  }
+  gpuio_fetch_add_64(&p[4], ok);
+}
+
 /* Warp-cooperative calls: each warp (named by the global id of its first active
  * lane: unit u; on the CPU device every thread is a warp) writes p[3] pattern chunks
  * into its region with gpuio_pwrite_warp, reads each back with gpuio_pread_warp and

@@ -161,6 +161,7 @@ kernels!(
     gpuio_k_nop_anatomy,
     gpuio_k_pingpong,
     gpuio_k_async_pattern,
+    gpuio_k_async_many,
     gpuio_k_warp_pattern,
     gpuio_k_small_ops,
     gpuio_k_bulk,

@@ -20,7 +20,10 @@
 //! `L` of its slot `j` is the channel's position `L·slots + r·slots/rings + j`, so
 //! entries, stamps and their checks are the same as with one ring. A warp uses ring
 //! `warp % rings`; forwarder thread `r` serves ring `r`'s entries alone, with its
-//! own io_uring. Warps of different rings share no counter, turn or thread.
+//! own io_uring. Warps of different rings share no counter, turn or thread — until a
+//! lane finds its slot stuck (held by an asynchronous call, say) and takes its next
+//! position on the next ring, so that one thread's tickets may hold more than its
+//! ring's share of the slots (`gpuio/api.h`, "turns").
 //!
 //! Entry `i` starts with `stamp = i << 2 | FREE`; zeroed slot state is "turn 0, FREE",
 //! so position `i` finds slot `i` free.

@@ -171,8 +171,17 @@ GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
  *      or pass the turn on (turn = L + 1) without the slot when the slot is stuck -
  *      ABANDONED and unanswered, held for longer than timeout / 4 (a read of a
  *      pipe nobody writes), or held by an asynchronous call (HELD_ASYNC) or by this
- *      same thread - and take a new position; or when this call's deadline
- *      passes or the channel closes (-ETIMEDOUT / -ESHUTDOWN).
+ *      same thread - and take a new position, on the next ring where the slots are
+ *      split into rings; or when this call's deadline passes or the channel closes
+ *      (-ETIMEDOUT / -ESHUTDOWN).
+ * Rings (forward): the slots are `rings` runs of `per` consecutive slots, ring r
+ * with a counter of its own; a call starts on its warp's ring, and a lane that
+ * passes a stuck slot moves on to the next ring. A thread may so keep as many
+ * asynchronous calls in flight as the channel has slots, less one, not only its
+ * ring's share (a warp of 32 lanes with 4 tickets each on 64-slot rings found every
+ * slot of its own ring held by its own tickets, passed them until its deadline and
+ * left their turns behind: H100, 2026-11-26). Lap L of slot j of ring r is position
+ * L * rings * per + r * per + j, whichever ring's counter handed it out.
  * Who writes what: `turn` only its owner; state FREE/ABANDONED -> IN_FLIGHT only the
  * turn owner; IN_FLIGHT -> FREE/ABANDONED only the holder. Zeroed memory is turn 0,
  * FREE.
@@ -183,8 +192,25 @@ GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
  * A fetch-add gives each waiter a word of its own; a request that never completes
  * holds only its own slot, and the turns move past it. */
 
+/* Where a transport keeps its turns: `rings` runs of `per` consecutive slots (one
+ * run unless the transport splits them), each slot's gpuio_turn `stride` bytes after
+ * the last one's from `base` (slot 0's), ring r's position counter
+ * `positions_stride` bytes after ring r - 1's from `positions`. Device-local. */
+typedef struct gpuio_impl_turns {
+  gpuio_turn *base;
+  gpuio_u64 stride;
+  gpuio_u64 *positions;
+  gpuio_u64 positions_stride;
+  gpuio_u32 per;
+  gpuio_u32 rings;
+} gpuio_impl_turns;
+
 GPUIO_FN gpuio_turn *gpuio_impl_turn_at(gpuio_turn *base, gpuio_u64 stride, gpuio_u32 index) {
   return (gpuio_turn *)((char *)base + (gpuio_u64)index * stride);
+}
+
+GPUIO_FN gpuio_u64 *gpuio_impl_ring_positions(const gpuio_impl_turns *tt, gpuio_u32 ring) {
+  return (gpuio_u64 *)((char *)tt->positions + (gpuio_u64)ring * tt->positions_stride);
 }
 
 /* The turn owner takes the slot (it moved the state to IN_FLIGHT), then hands the
@@ -199,7 +225,8 @@ GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap) {
 
 /* One lane's progress through steps 1 and 2 for its position. */
 typedef struct gpuio_impl_taker {
-  gpuio_u64 pos;
+  gpuio_u32 ring;
+  gpuio_u64 pos; /* from ring `ring`'s counter */
   gpuio_impl_backoff backoff;
   gpuio_u32 spins; /* looks at the slot since our turn came */
 } gpuio_impl_taker;
@@ -207,15 +234,16 @@ typedef struct gpuio_impl_taker {
 /* One look at position k->pos's turn. Returns 0: the slot is held; -ETIMEDOUT /
  * -ESHUTDOWN: gave up, the turn passed on; 1: keep waiting, *ns is how long this
  * lane may sleep; 2: the slot is stuck, the turn passed on: take a new position.
- * reclaim(index, holder): whether an ABANDONED slot may be taken over now;
+ * reclaim(index, holder): whether the ABANDONED slot `index` (of the channel) may be
+ * taken over now;
  * reclaim.nudge(): called while this lane is next in line and the slot is held, for
  * transports whose completions the device itself must collect (direct reaps). */
 template <typename Reclaim>
-GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, gpuio_turn *base, gpuio_u64 stride, gpuio_u64 slots,
-                                  gpuio_impl_taker *k, gpuio_u64 deadline, gpuio_u32 *ns, const Reclaim &reclaim) {
-  const gpuio_u64 lap = k->pos / slots;
-  const gpuio_u32 index = (gpuio_u32)(k->pos % slots);
-  gpuio_turn *t = gpuio_impl_turn_at(base, stride, index);
+GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turns *tt, gpuio_impl_taker *k,
+                                  gpuio_u64 deadline, gpuio_u32 *ns, const Reclaim &reclaim) {
+  const gpuio_u64 lap = k->pos / tt->per;
+  const gpuio_u32 index = k->ring * tt->per + (gpuio_u32)(k->pos % tt->per);
+  gpuio_turn *t = gpuio_impl_turn_at(tt->base, tt->stride, index);
   const gpuio_u64 turn = gpuio_ld_acquire_dev_64(&t->turn);
   if (turn != lap) {
     /* Only a turn owner stalled for a whole timeout after its deadline keeps us
@@ -303,39 +331,41 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64
 }
 
 /* Claims a slot through its turn and binds the staging chunk: 0 with s->pos and
- * s->index set, or -ETIMEDOUT / -ESHUTDOWN holding nothing. `positions` is the
- * device-local position counter, `base`/`stride` the gpuio_turn of each of the
- * `slots` slots (slot i owns staging chunk i).
+ * s->index set, or -ETIMEDOUT / -ESHUTDOWN holding nothing. `tt` says where the
+ * slots' turns and the rings' position counters are (slot i owns staging chunk i);
+ * the call starts on ring `ring`.
  *
  * Warp-cooperative: the lanes of a warp that call this together take consecutive
  * positions with one fetch-add by their leader, then wait together, each lane for
  * its own slot, sleeping as one (gpuio_impl_warp_pause) so the warp stays
  * converged. (Measured on an H100: with each lane waiting on its own path, a
  * thread's second call ran 4-8x slower than its first.) A warp wider than the
- * channel's slots has lanes waiting for laps that other lanes of the same call hold;
+ * ring's slots has lanes waiting for laps that other lanes of the same call hold;
  * their turns pass on at their deadline. */
 template <typename Reclaim>
-GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positions, gpuio_turn *base,
-                                     gpuio_u64 stride, gpuio_u64 slots, gpuio_slot *s, gpuio_u64 deadline,
-                                     const Reclaim &reclaim, gpuio_u32 first_slot = 0u, gpuio_u64 lap_slots = 0u) {
+GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_turns *tt, gpuio_u32 ring,
+                                     gpuio_slot *s, gpuio_u64 deadline, const Reclaim &reclaim) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask);
   gpuio_u64 first = 0;
-  if (rank == 0) first = gpuio_fetch_add_64(positions, gpuio_warp_count(mask));
+  if (rank == 0) first = gpuio_fetch_add_64(gpuio_impl_ring_positions(tt, ring), gpuio_warp_count(mask));
   gpuio_impl_taker k = {};
+  k.ring = ring;
   k.pos = gpuio_warp_broadcast_64(mask, first, leader) + rank;
   int e = 1;
   for (;;) {
     gpuio_u32 ns = GPUIO_WARP_DONE;
     if (e == 1) {
-      e = gpuio_impl_turn_step(ch, base, stride, slots, &k, deadline, &ns, reclaim);
-      /* The slot was stuck: queue again - unless the channel is closing. Slots left
-       * abandoned at close may never be answered (direct's -ESHUTDOWN NOPs once the
-       * ring is gone), and a lane that only ever meets stuck slots must not spin
-       * until its deadline. (A PCIe read, but only on this rare path.) */
+      e = gpuio_impl_turn_step(ch, tt, &k, deadline, &ns, reclaim);
+      /* The slot was stuck: queue again, on the next ring - unless the channel is
+       * closing. Slots left abandoned at close may never be answered (direct's
+       * -ESHUTDOWN NOPs once the ring is gone), and a lane that only ever meets stuck
+       * slots must not spin until its deadline. (A PCIe read, but only on this rare
+       * path.) */
       if (e == 2 && gpuio_impl_closing(ch)) e = -GPUIO_ESHUTDOWN;
       if (e == 2) {
-        k.pos = gpuio_fetch_add_64(positions, 1u);
+        k.ring = k.ring + 1u < tt->rings ? k.ring + 1u : 0u;
+        k.pos = gpuio_fetch_add_64(gpuio_impl_ring_positions(tt, k.ring), 1u);
         k.backoff.ns = 0;
         k.spins = 0;
         e = 1;
@@ -345,12 +375,10 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, gpuio_u64 *positio
     if (!gpuio_impl_warp_pause(mask, ns)) break;
   }
   if (e < 0) return e;
-  /* The `slots` slots from `first_slot` on may be one ring of `lap_slots` (a
-   * transport whose slots are split into rings): lap L of the ring is lap L of all
-   * of them, and s->pos is the position that slot index and lap name there, as
-   * for a transport of one ring. By default the slots are all there are. */
-  const gpuio_u32 index = first_slot + (gpuio_u32)(k.pos % slots);
-  s->pos = (k.pos / slots) * (lap_slots ? lap_slots : slots) + index;
+  /* Lap L of the ring is lap L of all of them: s->pos is the position that slot
+   * index and lap name for the channel, as for a transport of one ring. */
+  const gpuio_u32 index = k.ring * tt->per + (gpuio_u32)(k.pos % tt->per);
+  s->pos = (k.pos / tt->per) * ((gpuio_u64)tt->per * tt->rings) + index;
   gpuio_impl_slot_bind(ch, s, index);
   return 0;
 }

@@ -228,10 +228,10 @@ struct gpuio_direct_reclaim {
  * it to its staging chunk: 0, or -ETIMEDOUT / -ESHUTDOWN holding nothing. */
 GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
   gpuio_direct_state *st = gpuio_direct_st(ch);
-  gpuio_turn *turns = &gpuio_direct_slot_at(ch, 0)->turn;
+  const gpuio_impl_turns tt = {&gpuio_direct_slot_at(ch, 0)->turn, sizeof(gpuio_direct_slot), &st->reserve, 0u,
+                               ch->slots, 1u};
   const gpuio_direct_reclaim reclaim = {ch};
-  const int e = gpuio_impl_turn_acquire(ch, &st->reserve, turns, sizeof(gpuio_direct_slot), ch->slots, s,
-                                        deadline, reclaim);
+  const int e = gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
   gpuio_direct_count_timeout(ch, e);
   s->flags = 0;
   return e;

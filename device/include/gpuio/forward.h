@@ -6,7 +6,9 @@
  * and answers it in place (host side: core/src/forward/). The slots are split into
  * ch->forward.rings rings of consecutive slots, each with its own position counter;
  * a warp uses ring warp % rings, so warps of different rings never touch the same
- * counter, turn or forwarder.
+ * counter, turn or forwarder - until a lane finds its slot stuck (held by an
+ * asynchronous call, say): it then takes its next position on the next ring, so a
+ * thread's tickets may hold more than its ring's share of the slots.
  *
  * Slots are handed out by turns (gpuio/api.h, "turns"): a request holds slot
  * i = pos % slots - its shared entry, its staging chunk and its gpuio_turn - then
@@ -32,14 +34,12 @@ GPUIO_FN gpuio_turn *gpuio_forward_slot_at(const gpuio_channel *ch, gpuio_u32 in
 
 GPUIO_FN gpuio_u64 gpuio_forward_stamp(gpuio_u64 pos, gpuio_u64 state) { return (pos << GPUIO_STAMP_SHIFT) | state; }
 
-/* Whether the abandoned request of lap `holder` on slot `index` was answered, so
- * that the turn owner may take the slot over (the answer nobody waits for is
- * dropped; the host counted it). */
+/* Whether the abandoned request of lap `holder` on slot `i` was answered, so that
+ * the turn owner may take the slot over (the answer nobody waits for is dropped;
+ * the host counted it). */
 struct gpuio_forward_reclaim {
   const gpuio_channel *ch;
-  gpuio_u32 first_slot; /* of the ring: `index` counts from it */
-  GPUIO_METHOD bool operator()(gpuio_u32 index, gpuio_u64 holder) const {
-    const gpuio_u32 i = first_slot + index;
+  GPUIO_METHOD bool operator()(gpuio_u32 i, gpuio_u64 holder) const {
     const gpuio_forward_entry *e = gpuio_forward_entry_at(ch, i);
     return gpuio_ld_acquire_64(&e->stamp) == gpuio_forward_stamp(holder * ch->slots + i, GPUIO_STAMP_DONE);
   }
@@ -53,12 +53,11 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   /* This warp's ring: its own positions, its share of the slots, its forwarder. */
   const gpuio_u32 rings = ch->forward.rings ? ch->forward.rings : 1u;
   if (rings > ch->slots || ch->slots % rings) return -GPUIO_EPROTO;
-  const gpuio_u32 ring = (gpuio_u32)(gpuio_warp_id() % rings), per = ch->slots / rings;
-  gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(ch->forward.state) + ring;
-  gpuio_turn *turns = gpuio_ptr<gpuio_turn>(ch->forward.slot_state) + (gpuio_u64)ring * per;
-  const gpuio_forward_reclaim reclaim = {ch, ring * per};
-  return gpuio_impl_turn_acquire(ch, &st->reserve, turns, sizeof(gpuio_turn), per, s, deadline, reclaim, ring * per,
-                                 ch->slots);
+  gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(ch->forward.state);
+  const gpuio_impl_turns tt = {gpuio_ptr<gpuio_turn>(ch->forward.slot_state), sizeof(gpuio_turn), &st->reserve,
+                               sizeof(gpuio_forward_state), ch->slots / rings, rings};
+  const gpuio_forward_reclaim reclaim = {ch};
+  return gpuio_impl_turn_acquire(ch, &tt, (gpuio_u32)(gpuio_warp_id() % rings), s, deadline, reclaim);
 }
 
 /* Writes the request into the slot's entry and hands it to the host. */

@@ -74,10 +74,10 @@ struct gpuio_mailbox_reclaim {
 GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
   const gpuio_u32 n = ch->mailbox.port_count;
   if (n == 0 || n > ch->slots) return -GPUIO_EPROTO;
-  gpuio_u64 *positions = (gpuio_u64 *)gpuio_mailbox_turn_at(ch, n);
+  const gpuio_impl_turns tt = {gpuio_mailbox_turn_at(ch, 0), GPUIO_MB_LOCK_WORDS * 4u,
+                               (gpuio_u64 *)gpuio_mailbox_turn_at(ch, n), 0u, n, 1u};
   const gpuio_mailbox_reclaim reclaim = {ch};
-  return gpuio_impl_turn_acquire(ch, positions, gpuio_mailbox_turn_at(ch, 0), GPUIO_MB_LOCK_WORDS * 4u, n, s,
-                                 deadline, reclaim);
+  return gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
 }
 
 /* Writes the request into the port and hands the port to the host. */
