@@ -58,8 +58,8 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// funnels, and its readers free cells in [`Queue::frees`], not in the cells;
 /// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
 /// credits and free words side by side; the device reads `closing` from its own
-/// copy of the descriptor).
-pub const ABI_VERSION: u32 = 8;
+/// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own).
+pub const ABI_VERSION: u32 = 9;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -550,13 +550,19 @@ pub struct QueueControl {
     pub _pad: [u32; 13],
 }
 
-/// One ring's device-local state.
+/// One ring's device-local state: two lines, `tail` alone in the first. Every
+/// sender reads `seen`, `cached_head` and `polled_at` while other warps of its ring
+/// compare-and-swap `tail`; in one line (ABI 8) those reads queued behind the atomics
+/// at the line's L2 slice: 64 B messages from every thread of an H100 into 16 rings
+/// (no host, `sendprobe2.cu`, 2026-11-26) moved 229–257 M msg/s with one line and
+/// 597–615 M with `tail` in a line of its own (a bare fetch-add: 640–644 M).
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueRing {
     /// To the host: positions reserved by senders. To the device: positions claimed
     /// by readers.
     pub tail: u64,
+    pub _tail_line: [u64; 7],
     /// The last `QueueControl::head` read from the host: by a sender that found the
     /// ring full (to the host), or by the one reader polling for all (to the device).
     pub cached_head: u64,
@@ -570,7 +576,7 @@ pub struct QueueRing {
     /// senders refresh `cached_head` and `seen` from the host at most this often
     /// while the ring has room, instead of each reading `closing` across PCIe.
     pub polled_at: u64,
-    pub _pad: [u64; 4],
+    pub _pad: [u64; 5],
 }
 
 /// One ring of a queue to the device's credits, a 64-byte line each after the
@@ -644,7 +650,7 @@ const _: () = {
     assert!(size_of::<Stats>() == 64);
     assert!(size_of::<Queue>() == 64);
     assert!(size_of::<QueueControl>() == 64);
-    assert!(size_of::<QueueRing>() == 64);
+    assert!(size_of::<QueueRing>() == 128);
     assert!(size_of::<QueueCredits>() == 64);
     assert!(size_of::<CellHeader>() == 16);
     assert!(align_of::<Channel>() == 64);
@@ -719,7 +725,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
             control, ring_state, frees, _pad,
         }
         QueueControl as "gpuio_queue_control" { head, closed, _pad }
-        QueueRing as "gpuio_queue_ring" { tail, cached_head, polling, seen, polled_at, _pad }
+        QueueRing as "gpuio_queue_ring" { tail, _tail_line, cached_head, polling, seen, polled_at, _pad }
         QueueCredits as "gpuio_queue_credits" { available, _pad }
         CellHeader as "gpuio_cell_header" { ready, len, count }
         Stats as "gpuio_stats" { submitted, completed, failed, timed_out, _pad }

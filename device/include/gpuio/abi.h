@@ -43,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 8u
+#define GPUIO_ABI_VERSION 9u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -192,12 +192,13 @@ typedef struct alignas(64) gpuio_queue_control {
   gpuio_u32 _pad[13];
 } gpuio_queue_control;
 typedef struct alignas(64) gpuio_queue_ring {
-  gpuio_u64 tail;        /* reserved (to the host) / claimed (to the device) positions */
-  gpuio_u64 cached_head; /* the last host head read (by a sender / by the polling reader) */
-  gpuio_u32 polling;     /* to the device: 1 while one reader polls the host for all */
-  gpuio_u32 seen;        /* GPUIO_QUEUE_SEEN_* the polling thread found */
-  gpuio_u64 polled_at;   /* to the host: when a sender last read the host's words (ns) */
-  gpuio_u64 _pad[4];
+  gpuio_u64 tail;          /* reserved (to the host) / claimed (to the device) positions */
+  gpuio_u64 _tail_line[7]; /* tail alone in its line: the others are read beside its atomics */
+  gpuio_u64 cached_head;   /* the last host head read (by a sender / by the polling reader) */
+  gpuio_u32 polling;       /* to the device: 1 while one reader polls the host for all */
+  gpuio_u32 seen;          /* GPUIO_QUEUE_SEEN_* the polling thread found */
+  gpuio_u64 polled_at;     /* to the host: when a sender last read the host's words (ns) */
+  gpuio_u64 _pad[5];
 } gpuio_queue_ring;
 #define GPUIO_QUEUE_SEEN_CLOSED 1u
 #define GPUIO_QUEUE_SEEN_SHUTDOWN 2u
@@ -251,7 +252,7 @@ static_assert(sizeof(gpuio_direct_ring) == 112, "gpuio_direct_ring");
 static_assert(sizeof(gpuio_channel) == 384, "gpuio_channel");
 static_assert(sizeof(gpuio_queue) == 64, "gpuio_queue");
 static_assert(sizeof(gpuio_queue_control) == 64, "gpuio_queue_control");
-static_assert(sizeof(gpuio_queue_ring) == 64, "gpuio_queue_ring");
+static_assert(sizeof(gpuio_queue_ring) == 128, "gpuio_queue_ring");
 static_assert(sizeof(gpuio_cell_header) == 16, "gpuio_cell_header");
 
 /* io_uring's own structs, as the kernel defines them (include/uapi/linux/io_uring.h). */
