@@ -388,8 +388,8 @@ fn async_pattern(t: &Target<'_>) -> Result<String, String> {
 
 /// One thread starts 96 asynchronous writes before it waits for any, then as many
 /// reads: more than a forward ring's share of the channel's 128 slots (two rings of
-/// 64), fewer than the channel has. Each call must find a slot in time (a short
-/// call deadline, so that a thread kept to its own ring fails at once).
+/// 64), fewer than the channel has. Each call must find a slot within its 2 s
+/// deadline: a thread kept to its own ring's 64 slots cannot, and did not finish.
 fn async_many(t: &Target<'_>) -> Result<String, String> {
     const TICKETS: u64 = 96;
     const BYTES: u64 = 16;
