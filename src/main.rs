@@ -61,7 +61,7 @@ enum Command {
     /// Compile and run a kernel file (C++ including "gpuio.h") on the chosen pair.
     ///
     /// Endpoints are the --file arguments in order (the kernel names them 0, 1, …),
-    /// then standard output, where gpuio_printf writes. The kernel's output is
+    /// then the --queue-out queues, then standard output, where gpuio_printf writes. The kernel's output is
     /// shown live on stdout; what runs where, progress, the kernel's params and the
     /// channel's close report go to stderr.
     Run {
@@ -81,6 +81,16 @@ enum Command {
         /// :w). Repeat for more: the kernel names them 0, 1, … in this order.
         #[arg(long = "file", value_name = "NAME=PATH[:r|w|rw]")]
         files: Vec<gpuio::run::FileArg>,
+        /// A queue to the host the kernel sends on with gpuio_send (messages of up to
+        /// 240 bytes; endpoints after the files, in this order): a host thread
+        /// appends each message to PATH (created, truncated) as it arrives, each
+        /// thread's in the order it sent them. Repeat for more.
+        #[arg(
+            long = "queue-out",
+            value_name = "NAME=PATH",
+            conflicts_with = "compare"
+        )]
+        queues: Vec<gpuio::run::QueueArg>,
         /// A u64 kernel parameter, params[0], params[1], … in order (decimal or 0x…).
         #[arg(long = "arg", value_name = "N", value_parser = parse_u64)]
         args: Vec<u64>,
@@ -194,6 +204,7 @@ fn main() -> ExitCode {
             grid,
             block,
             files,
+            queues,
             mut args,
             params,
             timeout,
@@ -221,6 +232,7 @@ fn main() -> ExitCode {
                 grid,
                 block,
                 files,
+                queues,
                 args,
                 timeout: std::time::Duration::from_secs_f64(timeout.max(0.0)),
                 slots,

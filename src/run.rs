@@ -2,7 +2,8 @@
 //! across every available pair.
 //!
 //! Endpoints are registered in the order of the `--file` arguments (kernels name
-//! them `0, 1, …`), then standard output, which `gpuio_printf` writes to. A run on
+//! them `0, 1, …`), then the `--queue-out` queues to the host (`gpuio_send`), then
+//! standard output, which `gpuio_printf` writes to. A run on
 //! one pair prints the kernel's output live on stdout; gpuio's own lines (what
 //! runs where, progress, the params, the channel's close report) go to stderr.
 //!
@@ -15,13 +16,17 @@
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gpuio_core::device::Module;
-use gpuio_core::{Access, ChannelConfig, CloseReport, Endpoint, LogConfig};
+use gpuio_core::{
+    Access, ChannelConfig, CloseReport, Endpoint, LogConfig, QueueConfig, Receiver, RecvError,
+};
 
 use crate::runtime::ChannelFactory;
 
@@ -59,6 +64,36 @@ impl FromStr for FileArg {
     }
 }
 
+/// One `--queue-out NAME=PATH` argument: a queue to the host whose messages a host
+/// thread appends to PATH (created, truncated) as they arrive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueArg {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl FromStr for QueueArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once('=') {
+            Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok(Self {
+                name: name.to_string(),
+                path: PathBuf::from(path),
+            }),
+            _ => Err(format!("{s:?} is not NAME=PATH")),
+        }
+    }
+}
+
+/// What one `--queue-out` queue received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueOutcome {
+    pub name: String,
+    pub messages: u64,
+    pub bytes: u64,
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct RunSpec {
@@ -68,6 +103,8 @@ pub struct RunSpec {
     pub grid: u32,
     pub block: u32,
     pub files: Vec<FileArg>,
+    /// Queues to the host, endpoints after the files, in order.
+    pub queues: Vec<QueueArg>,
     pub args: Vec<u64>,
     /// Longest the kernel may run.
     pub timeout: Duration,
@@ -94,6 +131,8 @@ pub struct Outcome {
     pub report: CloseReport,
     /// Bytes in the output files and captured stdout after the run.
     pub out_bytes: u64,
+    /// What each `--queue-out` queue received, in order.
+    pub queues: Vec<QueueOutcome>,
 }
 
 /// The kernels a source defines, in order (`GPUIO_KERNEL(name)`).
@@ -189,6 +228,11 @@ fn run_once(
         );
         open_files.push(file);
     }
+    let queue_eps: Vec<u32> = spec
+        .queues
+        .iter()
+        .map(|q| cfg.endpoint(Endpoint::queue_to_host(&q.name, QueueConfig::default())))
+        .collect();
     let _captured = match stdout {
         Stdout::Live => {
             cfg.stdout(Endpoint::stdout().map_err(|e| format!("registering stdout: {e}"))?);
@@ -218,6 +262,30 @@ fn run_once(
     };
     if pair != factory.pair() {
         eprintln!("gpuio run: running on {pair} instead of {}", factory.pair());
+    }
+    // Each queue's writer thread drains until the kernel ended and its queue is empty.
+    let kernel_done = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for (q, &ep) in spec.queues.iter().zip(&queue_eps) {
+        let rx = channel
+            .receiver(ep)
+            .map_err(|e| format!("queue {}: {e}", q.name))?;
+        let out =
+            File::create(&q.path).map_err(|e| format!("creating {}: {e}", q.path.display()))?;
+        let done = kernel_done.clone();
+        let name = q.name.clone();
+        writers.push(
+            std::thread::Builder::new()
+                .name(format!("gpuio-run-queue-{name}"))
+                .spawn(move || {
+                    write_queue(rx, out, &done).map(|(messages, bytes)| QueueOutcome {
+                        name,
+                        messages,
+                        bytes,
+                    })
+                })
+                .map_err(|e| format!("starting a thread: {e}"))?,
+        );
     }
     let start = Instant::now();
     let cpu_start = process_cpu_time();
@@ -262,6 +330,14 @@ fn run_once(
     let joined = joiner
         .join()
         .map_err(|_| "the joining thread panicked".to_string())?;
+    kernel_done.store(true, Ordering::Release);
+    let mut queues = Vec::new();
+    for w in writers {
+        queues.push(
+            w.join()
+                .map_err(|_| "a queue writer thread panicked".to_string())??,
+        );
+    }
     let wall = start.elapsed();
     let host_cpu = process_cpu_time().saturating_sub(cpu_start);
     let report = channel.close();
@@ -280,6 +356,7 @@ fn run_once(
     if let Some(p) = stdout_path {
         out_bytes += std::fs::metadata(p).map_or(0, |m| m.len());
     }
+    out_bytes += queues.iter().map(|q| q.bytes).sum::<u64>();
     Ok(Outcome {
         wall,
         closed,
@@ -287,7 +364,48 @@ fn run_once(
         params,
         report,
         out_bytes,
+        queues,
     })
+}
+
+/// Appends every message `rx` receives to `out` until `kernel_done` is set and the
+/// queue is empty (the kernel published every message before it ended): the
+/// messages and bytes written.
+fn write_queue(
+    mut rx: Receiver,
+    out: File,
+    kernel_done: &AtomicBool,
+) -> Result<(u64, u64), String> {
+    let name = rx.name().to_string();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
+    let (mut messages, mut bytes) = (0u64, 0u64);
+    let mut failed = None;
+    loop {
+        // Read before the drain: a drain that finds nothing after the kernel ended
+        // has taken everything.
+        let ended = kernel_done.load(Ordering::Acquire);
+        let got = rx.drain(usize::MAX, |m| {
+            if failed.is_none() {
+                if let Err(e) = out.write_all(m) {
+                    failed = Some(e);
+                }
+            }
+            bytes += m.len() as u64;
+        });
+        match got {
+            Ok(0) if ended => break,
+            Ok(0) => std::thread::sleep(Duration::from_micros(50)),
+            Ok(n) => messages += n as u64,
+            Err(RecvError::Closed) => break,
+            Err(e) => return Err(format!("queue {name}: {e}")),
+        }
+    }
+    if let Some(e) = failed {
+        return Err(format!("queue {name}: writing its messages: {e}"));
+    }
+    out.flush()
+        .map_err(|e| format!("queue {name}: writing its messages: {e}"))?;
+    Ok((messages, bytes))
 }
 
 /// User + system CPU time of this process so far (`CLOCK_PROCESS_CPUTIME_ID`).
@@ -352,6 +470,15 @@ pub fn run(factory: &ChannelFactory, spec: &RunSpec) -> Result<Outcome, String> 
             outcome.closed,
             log.lines as f64 / secs / 1e6,
             log.bytes as f64 / secs / 1e6
+        );
+    }
+    for (q, arg) in outcome.queues.iter().zip(&spec.queues) {
+        eprintln!(
+            "gpuio run: queue {:?}: {} messages, {} bytes written to {}",
+            q.name,
+            q.messages,
+            q.bytes,
+            arg.path.display()
         );
     }
     eprintln!("params: {:?}", outcome.params);

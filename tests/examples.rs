@@ -100,6 +100,58 @@ fn hello_runs_through_gpuio_run_with_every_line_written_and_printed() {
 }
 
 #[test]
+fn a_queue_out_file_holds_every_message_the_kernel_sent_in_each_threads_order() {
+    let kernel = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/send_records.cu");
+    let (threads, per) = (64u64, 500u64);
+    for pair in CPU_PAIRS {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("records.bin");
+        let o = run(&mut gpuio(&[
+            "--backend",
+            pair,
+            "run",
+            &kernel.display().to_string(),
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--queue-out",
+            &format!("records={}", out.display()),
+            "--arg",
+            &per.to_string(),
+            "--arg",
+            "0",
+        ]));
+        let err = stderr(&o);
+        assert!(o.status.success(), "{pair}: {err}");
+        assert!(err.contains("params: [500, 0]"), "{pair}: {err}");
+        let want = threads * per;
+        assert!(
+            err.contains(&format!(
+                "queue \"records\": {want} messages, {} bytes written to",
+                want * 16
+            )),
+            "{pair}: {err}"
+        );
+        let file = std::fs::read(&out).unwrap();
+        assert_eq!(file.len() as u64, want * 16, "{pair}");
+        // Every record once, each thread's in the order it sent them.
+        let mut next = vec![0u64; threads as usize];
+        for r in file.chunks_exact(16) {
+            let t = u64::from_le_bytes(r[..8].try_into().unwrap());
+            let i = u64::from_le_bytes(r[8..].try_into().unwrap());
+            assert!(t < threads, "{pair}: a record from thread {t}");
+            assert_eq!(
+                i, next[t as usize],
+                "{pair}: thread {t}'s records out of order"
+            );
+            next[t as usize] += 1;
+        }
+        assert!(next.iter().all(|&n| n == per), "{pair}");
+    }
+}
+
+#[test]
 fn hello_compares_byte_identical_on_every_cpu_pair() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("hello.out");
