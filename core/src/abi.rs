@@ -554,9 +554,9 @@ pub struct QueueControl {
 /// sender reads `seen`, `cached_head` and `polled_at` while other warps of its ring
 /// compare-and-swap `tail`; in one line (ABI 8) those reads queued behind the atomics
 /// at the line's L2 slice: 64 B messages from every thread of an H100 into 16 rings
-/// (no host, `docs/validation/h100-2026-11-26-night/run19-sendprobe2.cu`, 2026-11-26)
-/// moved 229–257 M msg/s with one line and
-/// 597–615 M with `tail` in a line of its own (a bare fetch-add: 640–644 M).
+/// (no host; `docs/validation/h100-2026-11-26-night/run19-sendprobe2.cu`,
+/// 2026-11-26) moved 229–257 M msg/s with one line and 597–615 M with `tail` in a
+/// line of its own (a bare fetch-add: 640–644 M).
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueRing {
