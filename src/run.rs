@@ -3,9 +3,9 @@
 //!
 //! Endpoints are registered in the order of the `--file` arguments (kernels name
 //! them `0, 1, …`), then the `--queue-out` queues to the host (`gpuio_send`), then
-//! standard output, which `gpuio_printf` writes to. A run on
-//! one pair prints the kernel's output live on stdout; gpuio's own lines (what
-//! runs where, progress, the params, the channel's close report) go to stderr.
+//! standard output, which `gpuio_printf` writes to. A run on one pair prints the
+//! kernel's output live on stdout; gpuio's own lines (what runs where, progress, the
+//! params, the channel's close report) go to stderr.
 //!
 //! `--compare` runs the same kernel on every pair. The first pair writes the
 //! files named on the command line; every later pair writes copies in a scratch
@@ -44,17 +44,16 @@ impl FromStr for FileArg {
     /// `NAME=PATH`, `NAME=PATH:r` (must exist), `NAME=PATH:w` (created, truncated)
     /// or `NAME=PATH:rw` (created if missing, kept otherwise; the default).
     fn from_str(s: &str) -> Result<Self, String> {
-        let (name, rest) = s
-            .split_once('=')
-            .ok_or_else(|| format!("{s:?} is not NAME=PATH[:r|w|rw]"))?;
+        let bad = || format!("{s:?} is not NAME=PATH[:r|w|rw]");
+        let (name, rest) = name_and_path(s).ok_or_else(bad)?;
         let (path, access) = match rest.rsplit_once(':') {
             Some((p, "r")) => (p, Access::READ),
             Some((p, "w")) => (p, Access::WRITE),
             Some((p, "rw")) => (p, Access::READ_WRITE),
             _ => (rest, Access::READ_WRITE),
         };
-        if name.is_empty() || path.is_empty() {
-            return Err(format!("{s:?} is not NAME=PATH[:r|w|rw]"));
+        if path.is_empty() {
+            return Err(bad());
         }
         Ok(Self {
             name: name.to_string(),
@@ -76,20 +75,23 @@ impl FromStr for QueueArg {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.split_once('=') {
-            Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok(Self {
-                name: name.to_string(),
-                path: PathBuf::from(path),
-            }),
-            _ => Err(format!("{s:?} is not NAME=PATH")),
-        }
+        let (name, path) = name_and_path(s).ok_or_else(|| format!("{s:?} is not NAME=PATH"))?;
+        Ok(Self {
+            name: name.to_string(),
+            path: PathBuf::from(path),
+        })
     }
 }
 
-/// What one `--queue-out` queue received.
+/// `NAME=REST` with neither side empty.
+fn name_and_path(s: &str) -> Option<(&str, &str)> {
+    s.split_once('=')
+        .filter(|(name, rest)| !name.is_empty() && !rest.is_empty())
+}
+
+/// What one `--queue-out` queue received (the same order as `RunSpec::queues`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueueOutcome {
-    pub name: String,
     pub messages: u64,
     pub bytes: u64,
 }
@@ -273,17 +275,10 @@ fn run_once(
         let out =
             File::create(&q.path).map_err(|e| format!("creating {}: {e}", q.path.display()))?;
         let done = kernel_done.clone();
-        let name = q.name.clone();
         writers.push(
             std::thread::Builder::new()
-                .name(format!("gpuio-run-queue-{name}"))
-                .spawn(move || {
-                    write_queue(rx, out, &done).map(|(messages, bytes)| QueueOutcome {
-                        name,
-                        messages,
-                        bytes,
-                    })
-                })
+                .name(format!("gpuio-run-queue-{}", q.name))
+                .spawn(move || write_queue(rx, out, &done))
                 .map_err(|e| format!("starting a thread: {e}"))?,
         );
     }
@@ -369,13 +364,12 @@ fn run_once(
 }
 
 /// Appends every message `rx` receives to `out` until `kernel_done` is set and the
-/// queue is empty (the kernel published every message before it ended): the
-/// messages and bytes written.
+/// queue is empty (the kernel published every message before it ended).
 fn write_queue(
     mut rx: Receiver,
     out: File,
     kernel_done: &AtomicBool,
-) -> Result<(u64, u64), String> {
+) -> Result<QueueOutcome, String> {
     let name = rx.name().to_string();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
     let (mut messages, mut bytes) = (0u64, 0u64);
@@ -405,7 +399,7 @@ fn write_queue(
     }
     out.flush()
         .map_err(|e| format!("queue {name}: writing its messages: {e}"))?;
-    Ok((messages, bytes))
+    Ok(QueueOutcome { messages, bytes })
 }
 
 /// User + system CPU time of this process so far (`CLOCK_PROCESS_CPUTIME_ID`).
@@ -475,7 +469,7 @@ pub fn run(factory: &ChannelFactory, spec: &RunSpec) -> Result<Outcome, String> 
     for (q, arg) in outcome.queues.iter().zip(&spec.queues) {
         eprintln!(
             "gpuio run: queue {:?}: {} messages, {} bytes written to {}",
-            q.name,
+            arg.name,
             q.messages,
             q.bytes,
             arg.path.display()

@@ -44,8 +44,9 @@
 //!   woken, and a woken thread that finds nothing for a while sleeps again
 //!   (`server`'s doc). Every thread scans every port round-robin (every pending port
 //!   answered once per round) and answers a port only after claiming it; an idle
-//!   round backs off to sleeps of at most `idle_sleep_max`. Syscalls are made on raw pointers into staging memory
-//!   (`crate::sys`), never through Rust references to bytes a device may write.
+//!   round backs off to sleeps of at most `idle_sleep_max`. Syscalls are made on
+//!   raw pointers into staging memory (`crate::sys`), never through Rust references
+//!   to bytes a device may write.
 //! * **Counters**: `submitted` counts every request a server took, `completed` those
 //!   answered `>= 0`, `failed` those answered `-errno`, refused ones included; a
 //!   request's counts are updated before its answer is published. Device calls that
