@@ -59,9 +59,11 @@ impl Turns {
         let lap = pos / self.slots();
         let index = (pos % self.slots()) as usize;
         let t = &self.turns[index];
+        // api.h: `k->spins == 0`: this lane has not looked at the slot in its turn.
+        let mut first_look = true;
         loop {
-            // api.h: `turn = gpuio_ld_acquire_64(&t->turn); if (turn != lap) ...sleep`
-            let turn = t.turn.load(Ordering::Acquire);
+            // api.h: `turn = gpuio_ld_relaxed_64(&t->turn); if (turn != lap) ...sleep`
+            let turn = t.turn.load(Ordering::Relaxed);
             if turn != lap {
                 if turn + 1 == lap {
                     nudge();
@@ -69,38 +71,63 @@ impl Turns {
                 loom::thread::yield_now();
                 continue;
             }
-            // api.h: `state = gpuio_ld_acquire_32(&t->state)`
-            let state = t.state.load(Ordering::Acquire);
-            if state != slot_state::FREE && state != slot_state::ABANDONED {
+            // api.h: the first look tries FREE at once, later ones load the state
+            // (relaxed) first; `gpuio_cas_32` is relaxed on CUDA.
+            let mut state = if first_look {
+                slot_state::FREE
+            } else {
+                t.state.load(Ordering::Relaxed)
+            };
+            first_look = false;
+            if state == slot_state::FREE {
+                match t.state.compare_exchange(
+                    slot_state::FREE,
+                    slot_state::IN_FLIGHT,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        self.hold(t, lap);
+                        return pos;
+                    }
+                    Err(now) => state = now,
+                }
+            }
+            if state != slot_state::ABANDONED {
                 nudge();
                 loom::thread::yield_now();
                 continue;
             }
-            let mut may_take =
-                state == slot_state::FREE || reclaim(index, t.holder.load(Ordering::Relaxed));
+            let mut may_take = reclaim(index, t.holder.load(Ordering::Relaxed));
             if !may_take {
                 nudge();
                 may_take = reclaim(index, t.holder.load(Ordering::Relaxed));
             }
-            // api.h: `gpuio_cas_32(&t->state, state, IN_FLIGHT)` (acq_rel / acquire)
+            // api.h: `gpuio_cas_32(&t->state, ABANDONED, IN_FLIGHT)` (relaxed)
             if may_take
                 && t.state
                     .compare_exchange(
-                        state,
+                        slot_state::ABANDONED,
                         slot_state::IN_FLIGHT,
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
                     )
                     .is_ok()
             {
-                // api.h gpuio_impl_turn_hold: fence_sc, relaxed holder, release turn.
-                fence(Ordering::SeqCst);
-                t.holder.store(lap, Ordering::Relaxed);
-                t.turn.store(lap + 1, Ordering::Release);
+                self.hold(t, lap);
                 return pos;
             }
             loom::thread::yield_now();
         }
+    }
+
+    /// api.h `gpuio_impl_turn_hold`: relaxed `holder`, then one fence (the acquire of
+    /// the relaxed compare-and-swap that took the slot, the release of `holder`
+    /// before `turn`), then a relaxed `turn`.
+    fn hold(&self, t: &Turn, lap: u64) {
+        t.holder.store(lap, Ordering::Relaxed);
+        fence(Ordering::AcqRel);
+        t.turn.store(lap + 1, Ordering::Relaxed);
     }
 
     /// `gpuio_impl_wait_answer` at its deadline, then the transport's abandon:

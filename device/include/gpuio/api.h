@@ -7,12 +7,13 @@
  * (and split longer calls), the *_staged calls name bytes the kernel already put
  * in its own part of the staging area (gpuio_user_staging).
  *
- * Each transport implements the same four steps, in gpuio/<transport>.h:
+ * Each transport implements the same three steps, in gpuio/<transport>.h:
  *   int  gpuio_<t>_acquire(ch, slot, deadline)       claim a request slot (0 / -errno)
  *   void gpuio_<t>_submit(ch, slot, request)         hand the request on (cannot fail)
  *   int  gpuio_<t>_wait(ch, slot, deadline, &result) 0 and the result, slot still held;
  *                                                    or -ETIMEDOUT: the slot is abandoned
- *   void gpuio_<t>_release(ch, slot)                 free a slot whose wait returned 0
+ * and gpuio_impl_release(ch, slot) frees a slot whose wait returned 0 on all of them
+ * (every transport hands its slots out by turns, below).
  * A waiter that times out abandons its slot; the transport frees it once the
  * late completion arrives, so nothing is lost or reused early. The slot's staging
  * chunk stays the caller's until release, so results can be copied out first.
@@ -52,6 +53,11 @@ typedef struct gpuio_slot {
   gpuio_u32 flags;       /* transport-defined (direct: GPUIO_DIRECT_SLOT_*) */
   char *staging;         /* device pointer to that chunk (slot_size bytes) */
   gpuio_u64 staging_off; /* its offset in the staging area */
+  /* Where the slot's words are, found once when it is taken: after a wait's acquire
+   * loads the descriptor is out of L1, and each field read again cost a load from L2
+   * before the next poll or the release (H100: ~0.3 us a NOP). */
+  gpuio_turn *turn; /* its turn: state FREE / ABANDONED / HELD_ASYNC go here */
+  char *shared;     /* its shared record: forward's entry, mailbox's port (else null) */
 } gpuio_slot;
 
 /* Exponential backoff for a thread waiting on others: from 64 ns, doubling up to a
@@ -213,14 +219,25 @@ GPUIO_FN gpuio_u64 *gpuio_impl_ring_positions(const gpuio_impl_turns *tt, gpuio_
   return (gpuio_u64 *)((char *)tt->positions + (gpuio_u64)ring * tt->positions_stride);
 }
 
-/* The turn owner takes the slot (it moved the state to IN_FLIGHT), then hands the
- * turn on. */
+/* The turn owner took the slot (its compare-and-swap moved the state to
+ * IN_FLIGHT): it says who holds it, then hands the turn on. One fence does both
+ * orderings: the acquire of the relaxed compare-and-swap (nothing of the slot's
+ * chunk or entry is touched before it) and the release of `holder`, `since` and
+ * `holder_thread` before `turn`. Those three are stored before the fence, but only
+ * once the compare-and-swap succeeded; a later turn owner reads them relaxed, and a
+ * stale value only makes it pass the slot over (gpuio_impl_turn_step).
+ * Why one fence: a fence costs ~340 ns on an H100, an L2 load or atomic ~150 ns
+ * (docs/validation/h100-2026-11-26-fences, lat.cu). Taking a slot with acquire
+ * loads of the turn and the state, a fence after the compare-and-swap and a release
+ * store of the turn was the bench's "take a slot" step of 2.40-2.46 us (forward);
+ * with a relaxed turn, the compare-and-swap first and this one fence, 1.76-1.79 us
+ * (2.05 once the release no longer reloads the descriptor: see gpuio_slot). */
 GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap) {
-  gpuio_fence_dev(); /* the CAS is relaxed on CUDA: make it an acquire */
   gpuio_st_relaxed_64(&t->holder, lap);
   gpuio_st_relaxed_64(&t->since, gpuio_now_ns());
   gpuio_st_relaxed_32(&t->holder_thread, (gpuio_u32)gpuio_global_thread_id());
-  gpuio_st_release_dev_64(&t->turn, lap + 1u);
+  gpuio_fence_dev();
+  gpuio_st_relaxed_64(&t->turn, lap + 1u);
 }
 
 /* One lane's progress through steps 1 and 2 for its position. */
@@ -244,7 +261,9 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
   const gpuio_u64 lap = k->pos / tt->per;
   const gpuio_u32 index = k->ring * tt->per + (gpuio_u32)(k->pos % tt->per);
   gpuio_turn *t = gpuio_impl_turn_at(tt->base, tt->stride, index);
-  const gpuio_u64 turn = gpuio_ld_acquire_dev_64(&t->turn);
+  /* Relaxed: only the turn owner writes `turn`, so reading `lap` makes this lane the
+   * owner; a slot it takes is acquired by gpuio_impl_turn_hold's fence. */
+  const gpuio_u64 turn = gpuio_ld_relaxed_64(&t->turn);
   if (turn != lap) {
     /* Only a turn owner stalled for a whole timeout after its deadline keeps us
      * here: this position is then lost, and so is the slot's turn. */
@@ -256,10 +275,24 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
                       : (ahead > 64u ? 256000u : (gpuio_u32)ahead * 4000u);
     return 1;
   }
-  const gpuio_u32 state = gpuio_ld_acquire_dev_32(&t->state);
+  /* Our turn. The first look tries a FREE slot at once (the compare-and-swap's
+   * answer says what else it is); a lane that found it held looks with loads after
+   * that, not read-modify-writes, while its holder finishes. */
+  gpuio_u32 state = k->spins == 0u ? GPUIO_SLOT_FREE : gpuio_ld_relaxed_32(&t->state);
+  if (state == GPUIO_SLOT_FREE) {
+    state = gpuio_cas_32(&t->state, GPUIO_SLOT_FREE, GPUIO_SLOT_IN_FLIGHT);
+    if (state == GPUIO_SLOT_FREE) {
+      gpuio_impl_turn_hold(t, lap);
+      return 0;
+    }
+  }
+  /* Held. What its holder wrote before its state (`holder`, `since`, ...) is read
+   * relaxed: a stale value is an older lap's, for which a reclaim finds no answer,
+   * or makes the slot look stuck - either way the turn passes over the slot, which
+   * is slower, never wrong; a slot is only taken through turn_hold's fence. */
   bool stuck = false;
-  if (state == GPUIO_SLOT_FREE || state == GPUIO_SLOT_ABANDONED) {
-    bool take = state == GPUIO_SLOT_FREE || reclaim(index, gpuio_ld_relaxed_64(&t->holder));
+  if (state == GPUIO_SLOT_ABANDONED) {
+    bool take = reclaim(index, gpuio_ld_relaxed_64(&t->holder));
     if (!take) {
       /* Abandoned and not answered yet: its answer may be waiting for a reaper
        * (direct), and with every other thread gone nobody else would collect it. */
@@ -275,7 +308,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
       return 1;
     }
     /* The transport may have freed it while looking (direct reaps). */
-    if (gpuio_ld_acquire_dev_32(&t->state) == GPUIO_SLOT_FREE) {
+    if (gpuio_ld_relaxed_32(&t->state) == GPUIO_SLOT_FREE) {
       *ns = 0;
       return 1;
     }
@@ -380,6 +413,8 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
   const gpuio_u32 index = k.ring * tt->per + (gpuio_u32)(k.pos % tt->per);
   s->pos = (k.pos / tt->per) * ((gpuio_u64)tt->per * tt->rings) + index;
   gpuio_impl_slot_bind(ch, s, index);
+  s->turn = gpuio_impl_turn_at(tt->base, tt->stride, index);
+  s->shared = nullptr;
   return 0;
 }
 
@@ -477,21 +512,12 @@ GPUIO_FN int gpuio_impl_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 d
   }
 }
 
-/* Tells the transport that `s` is held by an asynchronous call: turn owners pass
- * over such a slot at once instead of waiting for it. */
+/* Tells the turns that `s` is held by an asynchronous call: turn owners pass over
+ * such a slot at once instead of waiting for it. (Every transport keeps its slots'
+ * states in their turns.) */
 GPUIO_FN void gpuio_impl_mark_async(const gpuio_channel *ch, gpuio_slot *s) {
-  switch (ch->transport) {
-  case GPUIO_TRANSPORT_DIRECT:
-    gpuio_st_relaxed_32(&gpuio_direct_slot_at(ch, s->index)->turn.state, GPUIO_SLOT_HELD_ASYNC);
-    break;
-  case GPUIO_TRANSPORT_FORWARD:
-    gpuio_st_relaxed_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_HELD_ASYNC);
-    break;
-  case GPUIO_TRANSPORT_MAILBOX:
-    gpuio_st_relaxed_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_HELD_ASYNC);
-    break;
-  default: break;
-  }
+  (void)ch;
+  gpuio_st_relaxed_32(&s->turn->state, GPUIO_SLOT_HELD_ASYNC);
 }
 
 /* 1 with *result once the request in `s` finished, 0 while it is in flight. */
@@ -504,13 +530,11 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
   }
 }
 
+/* Gives the slot back for the next turn, on every transport (the answer and the
+ * staging bytes were read): its state FREE, with a release. */
 GPUIO_FN void gpuio_impl_release(const gpuio_channel *ch, gpuio_slot *s) {
-  switch (ch->transport) {
-  case GPUIO_TRANSPORT_DIRECT: gpuio_direct_release(ch, s); break;
-  case GPUIO_TRANSPORT_FORWARD: gpuio_forward_release(ch, s); break;
-  case GPUIO_TRANSPORT_MAILBOX: gpuio_mailbox_release(ch, s); break;
-  default: break;
-  }
+  (void)ch;
+  gpuio_st_release_dev_32(&s->turn->state, GPUIO_SLOT_FREE);
 }
 
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the

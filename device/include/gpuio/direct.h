@@ -281,7 +281,8 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
 /* Whether the request was answered (no waiting; reaps if nobody else is): 1 with
  * *result, else 0. */
 GPUIO_FN int gpuio_direct_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
-  gpuio_direct_slot *sl = gpuio_direct_slot_at(ch, s->index);
+  /* The slot's turn is its first member (abi.h). */
+  const gpuio_direct_slot *sl = (const gpuio_direct_slot *)s->turn;
   if (gpuio_ld_acquire_dev_64(&sl->done) != s->pos + 1) {
     gpuio_direct_reap(ch);
     if (gpuio_ld_acquire_dev_64(&sl->done) != s->pos + 1) return 0;
@@ -297,7 +298,7 @@ struct gpuio_direct_answered {
 struct gpuio_direct_abandon {
   const gpuio_channel *ch;
   GPUIO_METHOD void operator()(gpuio_slot *s) const {
-    gpuio_st_release_32(&gpuio_direct_slot_at(ch, s->index)->turn.state, GPUIO_SLOT_ABANDONED);
+    gpuio_st_release_32(&s->turn->state, GPUIO_SLOT_ABANDONED);
   }
 };
 
@@ -315,10 +316,6 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
   if (shutdown && e == -GPUIO_ETIMEDOUT) return -GPUIO_ESHUTDOWN;
   gpuio_direct_count_timeout(ch, e);
   return e;
-}
-
-GPUIO_FN void gpuio_direct_release(const gpuio_channel *ch, gpuio_slot *s) {
-  gpuio_st_release_dev_32(&gpuio_direct_slot_at(ch, s->index)->turn.state, GPUIO_SLOT_FREE);
 }
 
 /* Runs one SQE exactly as given (except user_data) through the ring and returns the
@@ -359,7 +356,7 @@ GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe
   gpuio_i64 res = 0;
   e = gpuio_direct_wait(ch, &s, gpuio_impl_deadline(ch), &res);
   if (e) return e;
-  gpuio_direct_release(ch, &s);
+  gpuio_st_release_dev_32(&s.turn->state, GPUIO_SLOT_FREE); /* gpuio_impl_release */
   return res;
 }
 

@@ -57,12 +57,15 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   const gpuio_impl_turns tt = {gpuio_ptr<gpuio_turn>(ch->forward.slot_state), sizeof(gpuio_turn), &st->reserve,
                                sizeof(gpuio_forward_state), ch->slots / rings, rings};
   const gpuio_forward_reclaim reclaim = {ch};
-  return gpuio_impl_turn_acquire(ch, &tt, (gpuio_u32)(gpuio_warp_id() % rings), s, deadline, reclaim);
+  const int e = gpuio_impl_turn_acquire(ch, &tt, (gpuio_u32)(gpuio_warp_id() % rings), s, deadline, reclaim);
+  if (!e) s->shared = (char *)gpuio_forward_entry_at(ch, s->index);
+  return e;
 }
 
 /* Writes the request into the slot's entry and hands it to the host. */
 GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
-  gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
+  (void)ch;
+  gpuio_forward_entry *e = (gpuio_forward_entry *)s->shared;
   /* Plain stores: the release below publishes them. */
   e->req = *r;
   gpuio_st_release_64(&e->stamp, gpuio_forward_stamp(s->pos, GPUIO_STAMP_READY));
@@ -70,7 +73,8 @@ GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const
 
 /* Whether the host answered (no waiting): 1 with *result, else 0. */
 GPUIO_FN int gpuio_forward_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
-  gpuio_forward_entry *e = gpuio_forward_entry_at(ch, s->index);
+  (void)ch;
+  const gpuio_forward_entry *e = (const gpuio_forward_entry *)s->shared;
   if (gpuio_ld_acquire_64(&e->stamp) != gpuio_forward_stamp(s->pos, GPUIO_STAMP_DONE)) return 0;
   *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
   return 1;
@@ -83,7 +87,7 @@ struct gpuio_forward_answered {
 struct gpuio_forward_abandon {
   const gpuio_channel *ch;
   GPUIO_METHOD void operator()(gpuio_slot *s) const {
-    gpuio_st_release_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_ABANDONED);
+    gpuio_st_release_32(&s->turn->state, GPUIO_SLOT_ABANDONED);
   }
 };
 
@@ -93,11 +97,6 @@ GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
   const gpuio_forward_answered answered = {ch};
   const gpuio_forward_abandon abandon = {ch};
   return gpuio_impl_wait_answer(s, deadline, result, answered, abandon);
-}
-
-/* Frees the slot for the next turn (the result and staging bytes were read). */
-GPUIO_FN void gpuio_forward_release(const gpuio_channel *ch, gpuio_slot *s) {
-  gpuio_st_release_dev_32(&gpuio_forward_slot_at(ch, s->index)->state, GPUIO_SLOT_FREE);
 }
 
 #endif /* GPUIO_FORWARD_H */

@@ -77,12 +77,14 @@ GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   const gpuio_impl_turns tt = {gpuio_mailbox_turn_at(ch, 0), GPUIO_MB_LOCK_WORDS * 4u,
                                (gpuio_u64 *)gpuio_mailbox_turn_at(ch, n), 0u, n, 1u};
   const gpuio_mailbox_reclaim reclaim = {ch};
-  return gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
+  const int e = gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
+  if (!e) s->shared = (char *)gpuio_mailbox_port_at(ch, s->index);
+  return e;
 }
 
 /* Writes the request into the port and hands the port to the host. */
 GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
-  gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
+  gpuio_mailbox_port *port = (gpuio_mailbox_port *)s->shared;
   port->req = *r;
   /* Only the port's holder writes device_out (and its mirror), so the mirror holds
    * its own side's last write. The release orders the request (and the staging
@@ -96,7 +98,8 @@ GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const
 
 /* Whether the host answered (no waiting): 1 with *result, else 0. */
 GPUIO_FN int gpuio_mailbox_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
-  gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, s->index);
+  (void)ch;
+  const gpuio_mailbox_port *port = (const gpuio_mailbox_port *)s->shared;
   if (gpuio_ld_acquire_32(&port->host_out) != (gpuio_u32)s->pos) return 0;
   *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&port->result);
   return 1;
@@ -109,7 +112,7 @@ struct gpuio_mailbox_answered {
 struct gpuio_mailbox_abandon {
   const gpuio_channel *ch;
   GPUIO_METHOD void operator()(gpuio_slot *s) const {
-    gpuio_st_release_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_ABANDONED);
+    gpuio_st_release_32(&s->turn->state, GPUIO_SLOT_ABANDONED);
   }
 };
 
@@ -120,11 +123,6 @@ GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u6
   const gpuio_mailbox_answered answered = {ch};
   const gpuio_mailbox_abandon abandon = {ch};
   return gpuio_impl_wait_answer(s, deadline, result, answered, abandon);
-}
-
-/* Gives the port back (the host has answered; the staging chunk is free too). */
-GPUIO_FN void gpuio_mailbox_release(const gpuio_channel *ch, gpuio_slot *s) {
-  gpuio_st_release_dev_32(&gpuio_mailbox_turn_at(ch, s->index)->state, GPUIO_SLOT_FREE);
 }
 
 #endif
