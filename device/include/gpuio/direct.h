@@ -281,7 +281,7 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
 /* Whether the request was answered (no waiting; reaps if nobody else is): 1 with
  * *result, else 0. */
 GPUIO_FN int gpuio_direct_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
-  /* The slot's turn is its first member (abi.h). */
+  /* The slot's turn is its first member (offset 0, asserted from abi.rs layout()). */
   const gpuio_direct_slot *sl = (const gpuio_direct_slot *)s->turn;
   if (gpuio_ld_acquire_dev_64(&sl->done) != s->pos + 1) {
     gpuio_direct_reap(ch);
