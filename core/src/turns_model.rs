@@ -130,7 +130,7 @@ impl Turns {
         t.turn.store(lap + 1, Ordering::Relaxed);
     }
 
-    /// `gpuio_impl_wait_answer` at its deadline, then the transport's abandon:
+    /// `gpuio_impl_wait_answer` at its deadline, abandoning the slot:
     /// `gpuio_fence_sc(); gpuio_st_release_32(&state, ABANDONED)`.
     pub fn abandon(&self, pos: u64) {
         fence(Ordering::SeqCst);

@@ -334,13 +334,28 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
   return 1;
 }
 
+/* Gives the slot back for the next turn, on every transport (the answer and the
+ * staging bytes were read): its state FREE, with a release. */
+GPUIO_FN void gpuio_impl_release(const gpuio_channel *ch, gpuio_slot *s) {
+  (void)ch;
+  gpuio_st_release_dev_32(&s->turn->state, GPUIO_SLOT_FREE);
+}
+
+/* Tells the turns that `s` is held by an asynchronous call: turn owners pass over
+ * such a slot at once instead of waiting for it. (Every transport keeps its slots'
+ * states in their turns.) */
+GPUIO_FN void gpuio_impl_mark_async(const gpuio_channel *ch, gpuio_slot *s) {
+  (void)ch;
+  gpuio_st_relaxed_32(&s->turn->state, GPUIO_SLOT_HELD_ASYNC);
+}
+
 /* Waits for the answer to the request in `s`, the lanes of a warp together (one
  * poll instruction for all their slots, one sleep): 0 with *result, or -ETIMEDOUT
- * after abandon(s) at the deadline. poll(s, &result): 1 once answered. For
- * transports whose host answers by itself (forward, mailbox). */
-template <typename Poll, typename Abandon>
-GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result, const Poll &poll,
-                                    const Abandon &abandon) {
+ * with the slot abandoned at the deadline (its state ABANDONED: the next turn owner
+ * takes it over once the transport's reclaim finds the answer). poll(s, &result): 1
+ * once answered. */
+template <typename Poll>
+GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result, const Poll &poll) {
   const gpuio_u64 mask = gpuio_warp_active();
   gpuio_impl_backoff backoff = {0};
   int r = 1;
@@ -352,7 +367,7 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64
       } else if (gpuio_impl_past(deadline)) {
         /* After this we touch neither the slot's entry nor its staging chunk. */
         gpuio_fence_sc();
-        abandon(s);
+        gpuio_st_release_32(&s->turn->state, GPUIO_SLOT_ABANDONED);
         r = -GPUIO_ETIMEDOUT;
       } else {
         ns = gpuio_impl_backoff_next(&backoff, 1024u);
@@ -512,14 +527,6 @@ GPUIO_FN int gpuio_impl_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 d
   }
 }
 
-/* Tells the turns that `s` is held by an asynchronous call: turn owners pass over
- * such a slot at once instead of waiting for it. (Every transport keeps its slots'
- * states in their turns.) */
-GPUIO_FN void gpuio_impl_mark_async(const gpuio_channel *ch, gpuio_slot *s) {
-  (void)ch;
-  gpuio_st_relaxed_32(&s->turn->state, GPUIO_SLOT_HELD_ASYNC);
-}
-
 /* 1 with *result once the request in `s` finished, 0 while it is in flight. */
 GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
   switch (ch->transport) {
@@ -528,13 +535,6 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
   case GPUIO_TRANSPORT_MAILBOX: return gpuio_mailbox_poll(ch, s, result);
   default: return 0;
   }
-}
-
-/* Gives the slot back for the next turn, on every transport (the answer and the
- * staging bytes were read): its state FREE, with a release. */
-GPUIO_FN void gpuio_impl_release(const gpuio_channel *ch, gpuio_slot *s) {
-  (void)ch;
-  gpuio_st_release_dev_32(&s->turn->state, GPUIO_SLOT_FREE);
 }
 
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the

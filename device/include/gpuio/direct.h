@@ -295,13 +295,6 @@ struct gpuio_direct_answered {
   const gpuio_channel *ch;
   GPUIO_METHOD bool operator()(gpuio_slot *s, gpuio_i64 *result) const { return gpuio_direct_poll(ch, s, result); }
 };
-struct gpuio_direct_abandon {
-  const gpuio_channel *ch;
-  GPUIO_METHOD void operator()(gpuio_slot *s) const {
-    gpuio_st_release_32(&s->turn->state, GPUIO_SLOT_ABANDONED);
-  }
-};
-
 /* 0 with the result (slot still held), or -ETIMEDOUT with the slot abandoned (the
  * next turn owner takes it over once the CQE is reaped); -ESHUTDOWN, abandoned the
  * same way, for a request submitted as a NOP because the channel was closing. The
@@ -309,10 +302,9 @@ struct gpuio_direct_abandon {
 GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   const bool shutdown = (s->flags & GPUIO_DIRECT_SLOT_SHUTDOWN) != 0u;
   const gpuio_direct_answered answered = {ch};
-  const gpuio_direct_abandon abandon = {ch};
   /* A -ESHUTDOWN NOP is looked at once and not waited for: the host may be closing
    * the ring under it. */
-  int e = gpuio_impl_wait_answer(s, shutdown ? 0u : deadline, result, answered, abandon);
+  int e = gpuio_impl_wait_answer(s, shutdown ? 0u : deadline, result, answered);
   if (shutdown && e == -GPUIO_ETIMEDOUT) return -GPUIO_ESHUTDOWN;
   gpuio_direct_count_timeout(ch, e);
   return e;
@@ -356,7 +348,7 @@ GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe
   gpuio_i64 res = 0;
   e = gpuio_direct_wait(ch, &s, gpuio_impl_deadline(ch), &res);
   if (e) return e;
-  gpuio_st_release_dev_32(&s.turn->state, GPUIO_SLOT_FREE); /* gpuio_impl_release */
+  gpuio_impl_release(ch, &s);
   return res;
 }
 

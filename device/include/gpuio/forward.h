@@ -84,19 +84,11 @@ struct gpuio_forward_answered {
   const gpuio_channel *ch;
   GPUIO_METHOD bool operator()(gpuio_slot *s, gpuio_i64 *result) const { return gpuio_forward_poll(ch, s, result); }
 };
-struct gpuio_forward_abandon {
-  const gpuio_channel *ch;
-  GPUIO_METHOD void operator()(gpuio_slot *s) const {
-    gpuio_st_release_32(&s->turn->state, GPUIO_SLOT_ABANDONED);
-  }
-};
-
 /* 0 with the host's result (slot still held), or -ETIMEDOUT with the slot
  * abandoned: the next turn owner takes it over once the host answers. */
 GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   const gpuio_forward_answered answered = {ch};
-  const gpuio_forward_abandon abandon = {ch};
-  return gpuio_impl_wait_answer(s, deadline, result, answered, abandon);
+  return gpuio_impl_wait_answer(s, deadline, result, answered);
 }
 
 #endif /* GPUIO_FORWARD_H */

@@ -109,20 +109,12 @@ struct gpuio_mailbox_answered {
   const gpuio_channel *ch;
   GPUIO_METHOD bool operator()(gpuio_slot *s, gpuio_i64 *result) const { return gpuio_mailbox_poll(ch, s, result); }
 };
-struct gpuio_mailbox_abandon {
-  const gpuio_channel *ch;
-  GPUIO_METHOD void operator()(gpuio_slot *s) const {
-    gpuio_st_release_32(&s->turn->state, GPUIO_SLOT_ABANDONED);
-  }
-};
-
 /* Waits for the host's answer: 0 and *result with the port still held, or
  * -ETIMEDOUT with the port abandoned (the next turn owner takes it over once the
  * host answers). The lanes of a warp wait together. */
 GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   const gpuio_mailbox_answered answered = {ch};
-  const gpuio_mailbox_abandon abandon = {ch};
-  return gpuio_impl_wait_answer(s, deadline, result, answered, abandon);
+  return gpuio_impl_wait_answer(s, deadline, result, answered);
 }
 
 #endif
