@@ -38,10 +38,11 @@
 //!   `pos % slots`, whose device-local [`ForwardSlot`] says whose turn it is and who
 //!   holds it; once it holds the slot it writes entry `pos % slots` and releases
 //!   `stamp = pos·4 + READY`; the host forwarder takes READY entries in any order,
-//!   validates, submits to its own io_uring, writes `result` and releases
-//!   `stamp = pos·4 + DONE`; the device acquires that, reads the result and frees the
-//!   slot. The host writes only `result` and DONE stamps; the device only requests
-//!   and READY stamps.
+//!   validates, submits to its own io_uring and releases the answer as the stamp
+//!   itself, [`stamp::answer`]`(pos, result)` (DONE, the result and the position's
+//!   low 30 bits in one word); the device acquires that word, the result with it,
+//!   and frees the slot. The host writes only answers; the device only requests and
+//!   READY stamps.
 //! * **Mailbox.** The device owns a port when `device_out == host_out`: it writes the
 //!   packet and flips `device_out` (release); the host acquires, executes, writes the
 //!   result and flips `host_out` (release); the device acquires and reads the result.
@@ -59,7 +60,7 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
 /// credits and free words side by side; the device reads `closing` from its own
 /// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own).
-pub const ABI_VERSION: u32 = 9;
+pub const ABI_VERSION: u32 = 10;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -311,12 +312,35 @@ pub struct ForwardQueue {
     pub _reserved: u32,
 }
 
-/// `ForwardEntry::stamp` low bits; the position is `stamp >> 2`.
+/// `ForwardEntry::stamp`: `pos << 2 | FREE` or `pos << 2 | READY` (the position is
+/// `stamp >> 2`), or an answer ([`answer`]): DONE in the low bits, the result above
+/// them and the position's low 30 bits on top, so that the device reads the answer
+/// and its result in one read across PCIe (a second read of a separate `result`
+/// field was a microsecond of every forward request's round trip on an H100).
 pub mod stamp {
     pub const FREE: u64 = 0;
     pub const READY: u64 = 1;
     pub const DONE: u64 = 2;
     pub const SHIFT: u32 = 2;
+    /// Where an answer keeps the position's low bits.
+    pub const ANSWER_TAG_SHIFT: u32 = 34;
+    /// The position bits an answer keeps. Enough: once a request stamped READY for
+    /// `pos`, the only answer its entry holds before the slot is taken again is the
+    /// one for `pos` (the host answers each READY once; an abandoned slot is taken
+    /// over only once answered), so the tag only has to tell that answer from the
+    /// READY stamp and from answers of earlier laps, which differ in the low bits.
+    pub const ANSWER_TAG_MASK: u64 = (1 << 30) - 1;
+
+    /// The stamp that answers position `pos` with `result` (`>= 0`, or `-errno`).
+    pub fn answer(pos: u64, result: i32) -> u64 {
+        ((pos & ANSWER_TAG_MASK) << ANSWER_TAG_SHIFT) | (u64::from(result as u32) << SHIFT) | DONE
+    }
+
+    /// The result in `stamp`, if it is the answer to `pos`.
+    pub fn answered(stamp: u64, pos: u64) -> Option<i32> {
+        (stamp & 3 == DONE && stamp >> ANSWER_TAG_SHIFT == pos & ANSWER_TAG_MASK)
+            .then_some((stamp >> SHIFT) as u32 as i32)
+    }
 }
 
 /// Device-local state of one ring of the forward transport.
@@ -376,11 +400,10 @@ pub struct Request {
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ForwardEntry {
-    /// `pos << 2 | stamp::{FREE, READY, DONE}`; see the module doc for who writes what.
+    /// `pos << 2 | stamp::{FREE, READY}`, or the answer ([`stamp::answer`]); see
+    /// the module doc for who writes what.
     pub stamp: u64,
     pub req: Request,
-    /// `>= 0` or `-errno`, valid once the stamp says DONE.
-    pub result: i64,
 }
 
 /// The mailbox transport's ports.
@@ -717,7 +740,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         ForwardState as "gpuio_forward_state" { reserve, _pad }
         Turn as "gpuio_turn" { turn, holder, since, state, holder_thread }
         Request as "gpuio_request" { op, endpoint, len, flags, staging_off, offset }
-        ForwardEntry as "gpuio_forward_entry" { stamp, req, result }
+        ForwardEntry as "gpuio_forward_entry" { stamp, req }
         Mailbox as "gpuio_mailbox" { ports, locks, port_count, _pad, _pad1 }
         MailboxPort as "gpuio_mailbox_port" { device_out, _pad0, host_out, _pad1, req, result }
         Endpoint as "gpuio_endpoint" { kind, access, queue, log }
@@ -767,6 +790,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_STAMP_READY" => stamp::READY as usize,
         "GPUIO_STAMP_DONE" => stamp::DONE as usize,
         "GPUIO_STAMP_SHIFT" => stamp::SHIFT as usize,
+        "GPUIO_ANSWER_TAG_SHIFT" => stamp::ANSWER_TAG_SHIFT as usize,
+        "GPUIO_ANSWER_TAG_MASK" => stamp::ANSWER_TAG_MASK as usize,
         "GPUIO_MB_LOCK_WORDS" => MB_LOCK_WORDS as usize,
     ];
     // The header spells out the errnos it answers with (NVRTC has no errno.h); the

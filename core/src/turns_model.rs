@@ -72,7 +72,8 @@ impl Turns {
                 continue;
             }
             // api.h: the first look tries FREE at once, later ones load the state
-            // (relaxed) first; `gpuio_cas_32` is relaxed on CUDA.
+            // (relaxed) first; `gpuio_cas_acquire_dev_32` acquires (and on CUDA does
+            // no more: it is the weakest of the three targets).
             let mut state = if first_look {
                 slot_state::FREE
             } else {
@@ -83,8 +84,8 @@ impl Turns {
                 match t.state.compare_exchange(
                     slot_state::FREE,
                     slot_state::IN_FLIGHT,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
+                    Ordering::Acquire,
+                    Ordering::Acquire,
                 ) {
                     Ok(_) => {
                         self.hold(t, lap);
@@ -103,14 +104,14 @@ impl Turns {
                 nudge();
                 may_take = reclaim(index, t.holder.load(Ordering::Relaxed));
             }
-            // api.h: `gpuio_cas_32(&t->state, ABANDONED, IN_FLIGHT)` (relaxed)
+            // api.h: `gpuio_cas_acquire_dev_32(&t->state, ABANDONED, IN_FLIGHT)`
             if may_take
                 && t.state
                     .compare_exchange(
                         slot_state::ABANDONED,
                         slot_state::IN_FLIGHT,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
+                        Ordering::Acquire,
+                        Ordering::Acquire,
                     )
                     .is_ok()
             {
@@ -121,12 +122,10 @@ impl Turns {
         }
     }
 
-    /// api.h `gpuio_impl_turn_hold`: relaxed `holder`, then one fence (the acquire of
-    /// the relaxed compare-and-swap that took the slot, the release of `holder`
-    /// before `turn`), then a relaxed `turn`.
+    /// api.h `gpuio_impl_turn_hold`: `holder`, then `turn`, both relaxed and with no
+    /// fence (the compare-and-swap that took the slot acquired it).
     fn hold(&self, t: &Turn, lap: u64) {
         t.holder.store(lap, Ordering::Relaxed);
-        fence(Ordering::AcqRel);
         t.turn.store(lap + 1, Ordering::Relaxed);
     }
 

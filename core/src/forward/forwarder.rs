@@ -483,7 +483,7 @@ impl Forwarder {
             taken += 1;
             self.counters.submitted.fetch_add(1, Ordering::AcqRel);
             match validate(&req, &self.endpoints, self.staging_len) {
-                Err(errno) => self.answer(pos, i64::from(errno)),
+                Err(errno) => self.answer(pos, errno),
                 Ok(request) => {
                     let sqe = self.sqe(&request).user_data(pos);
                     // SAFETY: the SQE's buffer lies inside the staging area (validated
@@ -496,7 +496,7 @@ impl Forwarder {
                     } else {
                         // Cannot happen while in_flight <= SQ size; answer, never drop.
                         tracing::error!(pos, "io_uring SQ full; request answered -EAGAIN");
-                        self.answer(pos, -i64::from(libc::EAGAIN));
+                        self.answer(pos, -libc::EAGAIN);
                     }
                 }
             }
@@ -613,7 +613,7 @@ impl Forwarder {
             if pos == CANCEL {
                 continue; // the cancel request itself
             }
-            let result = i64::from(cqe.result());
+            let result = cqe.result();
             self.in_flight = self.in_flight.saturating_sub(1);
             let entries = self.open.len() as u64;
             self.open[(pos % entries) as usize] = false;
@@ -630,7 +630,7 @@ impl Forwarder {
     }
 
     /// Answers `pos` without the ring (a refused request).
-    fn answer(&mut self, pos: u64, result: i64) {
+    fn answer(&mut self, pos: u64, result: i32) {
         let n = self.open.len() as u64;
         self.open[(pos % n) as usize] = false;
         self.queue.entry(pos).answer(pos, result);
@@ -668,7 +668,7 @@ impl Forwarder {
                 continue; // not a request (counted as a violation when seen)
             }
             self.counters.submitted.fetch_add(1, Ordering::AcqRel);
-            self.answer(pos, -i64::from(libc::ESHUTDOWN));
+            self.answer(pos, -libc::ESHUTDOWN);
             refused += 1;
         }
         Exit {

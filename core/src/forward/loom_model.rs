@@ -58,7 +58,7 @@ impl Queue {
     /// `gpuio_forward_reclaim`: the abandoned request of lap `holder` was answered.
     fn reclaim(&self, index: usize, holder: u64) -> bool {
         let pos = holder * self.slots() + index as u64;
-        self.entry_at(index).stamp() == stamp_of(pos, stamp::DONE)
+        self.entry_at(index).answered(pos).is_some()
     }
 
     /// `gpuio_forward_acquire`, then the caller's bytes into the slot's staging chunk
@@ -81,18 +81,21 @@ impl Queue {
         pos
     }
 
-    /// `gpuio_forward_wait` that never gives up: polls for DONE (acquire), reads the
-    /// result, then the staging chunk the host filled.
+    /// `gpuio_forward_wait` that never gives up: polls for the answer (acquire; the
+    /// result is in the same word), then reads the staging chunk the host filled.
     fn wait(&self, pos: u64) -> (i64, u64) {
         let e = self.entry(pos);
-        while e.stamp() != stamp_of(pos, stamp::DONE) {
+        let result = loop {
+            if let Some(r) = e.answered(pos) {
+                break r;
+            }
             loom::thread::yield_now();
-        }
+        };
         let filled = self.staging[(pos % self.slots()) as usize].with(|p| {
-            // SAFETY: DONE was acquired: the host is finished with the chunk.
+            // SAFETY: the answer was acquired: the host is finished with the chunk.
             unsafe { *p }
         });
-        (e.result(), filled)
+        (i64::from(result), filled)
     }
 
     /// The forwarder's loop, less io_uring: scan every entry, take what is READY and
@@ -129,7 +132,7 @@ impl Queue {
                 let staged = chunk.with(|p| unsafe { *p });
                 // SAFETY: as above.
                 chunk.with_mut(|p| unsafe { *p = staged + 1000 });
-                e.answer(pos, staged as i64);
+                e.answer(pos, i32::try_from(staged).expect("a small test value"));
                 open[i] = false;
                 answered += 1;
             }

@@ -10,7 +10,7 @@
 //! # Memory
 //!
 //! ```text
-//! shared:        ForwardEntry entries[slots]     stamp, request, result (one line each)
+//! shared:        ForwardEntry entries[slots]     stamp (or answer), request (one line each)
 //! device-local:  ForwardState state[rings]       reserve: the ring's next position (fetch-add)
 //!                ForwardSlot slots[slots]        turn, holder, since, state
 //! ```
@@ -36,8 +36,9 @@
 //! **in any order**; it validates each with [`crate::request::validate`] (a refused
 //! request is answered at once with its `-errno`, no syscall), turns the others into
 //! SQEs (`user_data` = position) and submits everything it gathered with one
-//! `io_uring_enter`. For each CQE it writes `result` and release-stores
-//! `pos << 2 | DONE`. The device acquires DONE, reads the result and frees the slot.
+//! `io_uring_enter`. For each CQE it release-stores the answer into the stamp:
+//! DONE, the result and the position's low bits in one word (`abi::stamp::answer`).
+//! The device acquires it, result and all in one read, and frees the slot.
 //!
 //! # Choices
 //!

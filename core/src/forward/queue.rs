@@ -138,21 +138,20 @@ mod at {
     pub const FLAGS: usize = REQ + offset_of!(Request, flags);
     pub const STAGING_OFF: usize = REQ + offset_of!(Request, staging_off);
     pub const OFFSET: usize = REQ + offset_of!(Request, offset);
-    pub const RESULT: usize = offset_of!(ForwardEntry, result);
 
     // The width each field is accessed at, as abi.rs types it: a field whose type
     // changes there fails to compile here.
     const _: fn(&ForwardEntry) -> [&u64; 2] = |e| [&e.stamp, &e.req.staging_off];
     const _: fn(&ForwardEntry) -> [&u32; 4] =
         |e| [&e.req.op, &e.req.endpoint, &e.req.len, &e.req.flags];
-    const _: fn(&ForwardEntry) -> [&i64; 2] = |e| [&e.req.offset, &e.result];
+    const _: fn(&ForwardEntry) -> [&i64; 1] = |e| [&e.req.offset];
 }
 
 /// One `abi::ForwardEntry` in [`Words`]: each field read or written as an atomic
 /// at its offset in abi.rs's definition (`at`). The orderings are the protocol's
 /// (abi.rs module doc): the device writes the request with plain stores and
-/// releases READY; the host acquires the stamp, reads the request, writes the
-/// result and releases DONE.
+/// releases READY; the host acquires the stamp, reads the request and releases the
+/// answer (DONE with the result in the same word).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry<'a> {
     words: Words<'a>,
@@ -213,16 +212,17 @@ impl<'a> Entry<'a> {
             .store(r.offset as u64, Ordering::Relaxed);
     }
 
-    /// Answers position `pos`: the result, then DONE (release).
-    pub fn answer(&self, pos: u64, result: i64) {
-        self.u64(at::RESULT).store(result as u64, Ordering::Relaxed);
-        self.set_stamp(stamp_of(pos, stamp::DONE));
+    /// Answers position `pos`: the stamp becomes the answer, result and all
+    /// ([`stamp::answer`]), released.
+    pub fn answer(&self, pos: u64, result: i32) {
+        self.set_stamp(stamp::answer(pos, result));
     }
 
-    /// The result (call after acquiring DONE; used by host-side tests).
+    /// The result, if the entry holds the answer to `pos` (what the device's wait
+    /// reads; used by host-side tests and models).
     #[cfg(test)]
-    pub fn result(&self) -> i64 {
-        self.u64(at::RESULT).load(Ordering::Relaxed) as i64
+    pub fn answered(&self, pos: u64) -> Option<i32> {
+        stamp::answered(self.stamp(), pos)
     }
 }
 

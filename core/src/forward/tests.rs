@@ -59,8 +59,7 @@ impl FakeDevice {
     }
 
     fn done(&self, pos: u64) -> Option<i64> {
-        let e = self.entry(pos);
-        (e.stamp() == stamp_of(pos, stamp::DONE)).then(|| e.result())
+        self.entry(pos).answered(pos).map(i64::from)
     }
 
     fn wait(&self, pos: u64) -> i64 {
@@ -419,5 +418,30 @@ fn rings_follow_the_slots_one_per_64_up_to_16() {
         let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
         assert_eq!(desc.forward.rings, rings, "{slots} slots");
         assert!(ch.close().is_clean());
+    }
+}
+
+#[test]
+fn an_answer_carries_its_result_and_is_told_from_ready_stamps_and_other_positions() {
+    let slots = 256u64;
+    for pos in [0, 7, slots + 7, (1 << 30) + 3, u64::MAX >> 2] {
+        for result in [
+            0,
+            1,
+            64,
+            i32::MAX,
+            -libc::EAGAIN,
+            -libc::ESHUTDOWN,
+            i32::MIN,
+        ] {
+            let answer = stamp::answer(pos, result);
+            assert_eq!(answer & 3, stamp::DONE);
+            assert_eq!(stamp::answered(answer, pos), Some(result), "{pos} {result}");
+            // The same entry's neighbours in time: its READY stamp, the lap before,
+            // the lap after.
+            assert_eq!(stamp::answered(stamp_of(pos, stamp::READY), pos), None);
+            assert_eq!(stamp::answered(answer, pos.wrapping_add(slots)), None);
+            assert_eq!(stamp::answered(answer, pos.wrapping_sub(slots)), None);
+        }
     }
 }

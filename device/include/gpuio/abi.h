@@ -43,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 9u
+#define GPUIO_ABI_VERSION 10u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -78,6 +78,10 @@ static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 #define GPUIO_STAMP_READY 1ull
 #define GPUIO_STAMP_DONE 2ull
 #define GPUIO_STAMP_SHIFT 2u
+/* A DONE stamp is the answer itself (abi.rs stamp::answer): DONE in the low bits, the
+ * result as 32 bits above them, the position's low 30 bits on top - one read. */
+#define GPUIO_ANSWER_TAG_SHIFT 34u
+#define GPUIO_ANSWER_TAG_MASK 0x3fffffffull
 
 typedef struct gpuio_direct_ring {
   gpuio_u64 sq_head, sq_tail, sq_flags, sq_array, sqes; /* device addresses */
@@ -144,9 +148,8 @@ typedef struct gpuio_request {
 } gpuio_request;
 
 typedef struct alignas(64) gpuio_forward_entry {
-  gpuio_u64 stamp; /* pos << 2 | GPUIO_STAMP_* */
+  gpuio_u64 stamp; /* pos << 2 | GPUIO_STAMP_FREE / READY, or the answer (GPUIO_ANSWER_*) */
   gpuio_request req;
-  gpuio_i64 result;
 } gpuio_forward_entry;
 
 typedef struct gpuio_mailbox {

@@ -219,24 +219,27 @@ GPUIO_FN gpuio_u64 *gpuio_impl_ring_positions(const gpuio_impl_turns *tt, gpuio_
   return (gpuio_u64 *)((char *)tt->positions + (gpuio_u64)ring * tt->positions_stride);
 }
 
-/* The turn owner took the slot (its compare-and-swap moved the state to
- * IN_FLIGHT): it says who holds it, then hands the turn on. One fence does both
- * orderings: the acquire of the relaxed compare-and-swap (nothing of the slot's
- * chunk or entry is touched before it) and the release of `holder`, `since` and
- * `holder_thread` before `turn`. Those three are stored before the fence, but only
- * once the compare-and-swap succeeded; a later turn owner reads them relaxed, and a
- * stale value only makes it pass the slot over (gpuio_impl_turn_step).
- * Why one fence: a fence costs ~340 ns on an H100, an L2 load or atomic ~150 ns
- * (docs/validation/h100-2026-11-26-fences, lat.cu). Taking a slot with acquire
- * loads of the turn and the state, a fence after the compare-and-swap and a release
- * store of the turn was the bench's "take a slot" step of 2.40-2.46 us (forward);
- * with a relaxed turn, the compare-and-swap first and this one fence, 1.76-1.79 us
- * (2.05 once the release no longer reloads the descriptor: see gpuio_slot). */
+/* The turn owner took the slot (its compare-and-swap, with acquire, moved the state
+ * to IN_FLIGHT): it says who holds it, then hands the turn on - all relaxed, no
+ * fence. Why that is enough:
+ *   - two lanes never hold the slot at once: both would need a compare-and-swap to
+ *     read the same FREE (or ABANDONED) write, and two read-modify-writes never do,
+ *     whenever the next owner sees the new turn;
+ *   - the acquire of that compare-and-swap orders this holder's use of the chunk and
+ *     entry after the release that freed the slot;
+ *   - `holder`, `since` and `holder_thread` are read relaxed by later turn owners,
+ *     and a stale value only makes them pass the slot over (gpuio_impl_turn_step);
+ *     where a holder's lap must be current - direct's completions, forward's and
+ *     mailbox's answers - a system-scope fence or release of the holder's own comes
+ *     between these stores and the request that reader acts on.
+ * Why (H100, ncu's stall sampling of one thread's NOPs, 2026-11-27): the fence here
+ * was ~340 ns of the "take a slot" step's 2.05 us, a wait for the thread's earlier
+ * stores (the previous call's, across PCIe) that taking a device-local slot does not
+ * need. */
 GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap) {
   gpuio_st_relaxed_64(&t->holder, lap);
   gpuio_st_relaxed_64(&t->since, gpuio_now_ns());
   gpuio_st_relaxed_32(&t->holder_thread, (gpuio_u32)gpuio_global_thread_id());
-  gpuio_fence_dev();
   gpuio_st_relaxed_64(&t->turn, lap + 1u);
 }
 
@@ -262,7 +265,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
   const gpuio_u32 index = k->ring * tt->per + (gpuio_u32)(k->pos % tt->per);
   gpuio_turn *t = gpuio_impl_turn_at(tt->base, tt->stride, index);
   /* Relaxed: only the turn owner writes `turn`, so reading `lap` makes this lane the
-   * owner; a slot it takes is acquired by gpuio_impl_turn_hold's fence. */
+   * owner; a slot it takes is acquired by the compare-and-swap that takes it. */
   const gpuio_u64 turn = gpuio_ld_relaxed_64(&t->turn);
   if (turn != lap) {
     /* Only a turn owner stalled for a whole timeout after its deadline keeps us
@@ -280,7 +283,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
    * that, not read-modify-writes, while its holder finishes. */
   gpuio_u32 state = k->spins == 0u ? GPUIO_SLOT_FREE : gpuio_ld_relaxed_32(&t->state);
   if (state == GPUIO_SLOT_FREE) {
-    state = gpuio_cas_32(&t->state, GPUIO_SLOT_FREE, GPUIO_SLOT_IN_FLIGHT);
+    state = gpuio_cas_acquire_dev_32(&t->state, GPUIO_SLOT_FREE, GPUIO_SLOT_IN_FLIGHT);
     if (state == GPUIO_SLOT_FREE) {
       gpuio_impl_turn_hold(t, lap);
       return 0;
@@ -289,7 +292,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
   /* Held. What its holder wrote before its state (`holder`, `since`, ...) is read
    * relaxed: a stale value is an older lap's, for which a reclaim finds no answer,
    * or makes the slot look stuck - either way the turn passes over the slot, which
-   * is slower, never wrong; a slot is only taken through turn_hold's fence. */
+   * is slower, never wrong; a slot is only taken by an acquiring compare-and-swap. */
   bool stuck = false;
   if (state == GPUIO_SLOT_ABANDONED) {
     bool take = reclaim(index, gpuio_ld_relaxed_64(&t->holder));
@@ -300,7 +303,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
       take = reclaim(index, gpuio_ld_relaxed_64(&t->holder));
     }
     if (take) {
-      if (gpuio_cas_32(&t->state, state, GPUIO_SLOT_IN_FLIGHT) == state) {
+      if (gpuio_cas_acquire_dev_32(&t->state, state, GPUIO_SLOT_IN_FLIGHT) == state) {
         gpuio_impl_turn_hold(t, lap);
         return 0;
       }
@@ -483,10 +486,16 @@ GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
  * descriptor and learn of closing from their rings' polls (gpuio/queue.h), so that
  * a message costs no read across PCIe. */
 GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch) {
-  const int e = gpuio_impl_check_descriptor(ch);
-  if (e) return e;
-  if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
-  return 0;
+  if (!ch) return -GPUIO_EINVAL;
+  /* The three words are loaded before any is tested: one trip to L2, not three in a
+   * row (each ~150 ns on an H100; `closing` is a strong load, which also drops the
+   * line from L1). `closing` lies inside the descriptor, so loading it before the
+   * magic is checked reads no further than the magic's own check would. */
+  const gpuio_u32 magic = ch->magic, version = ch->version;
+  const bool closing = gpuio_impl_closing(ch);
+  if (magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
+  if (version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
+  return closing ? -GPUIO_ESHUTDOWN : 0;
 }
 
 /* Counts a device call that gave up at its deadline in ch->stats.timed_out, which

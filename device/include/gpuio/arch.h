@@ -22,6 +22,9 @@
  *                                spent 3.1 us taking its slot and 1.1 us giving it back)
  *   gpuio_fetch_add_64           device atomics on device-local memory
  *   gpuio_cas_{32,64}            device atomics on device-local memory (returns old)
+ *   gpuio_cas_acquire_dev_32     the same with acquire semantics at device scope, which
+ *                                on CUDA is the compare-and-swap and an L1 invalidate,
+ *                                not a fence's wait for the thread's earlier writes
  *   gpuio_xchg_32
  *   gpuio_now_ns()               a monotonic clock in nanoseconds (deadlines)
  *   gpuio_pause()                back off inside a spin loop
@@ -124,6 +127,11 @@ GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desire
 }
 GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
   return atomicCAS((unsigned long long *)p, expect, desired);
+}
+GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
+  gpuio_u32 old;
+  asm volatile("atom.acquire.gpu.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(expect), "r"(desired) : "memory");
+  return old;
 }
 GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) { return atomicExch((unsigned int *)p, v); }
 GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
@@ -252,6 +260,10 @@ GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desire
   __hip_atomic_compare_exchange_strong(p, &expect, desired, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE, GPUIO_AGENT);
   return expect;
 }
+/* gpuio_cas_32 already acquires (and releases). */
+GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
+  return gpuio_cas_32(p, expect, desired);
+}
 GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) {
   return __hip_atomic_exchange(p, v, __ATOMIC_ACQ_REL, GPUIO_AGENT);
 }
@@ -358,6 +370,10 @@ GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desire
 GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
   __atomic_compare_exchange_n(p, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   return expect;
+}
+/* gpuio_cas_32 already acquires (and releases). */
+GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
+  return gpuio_cas_32(p, expect, desired);
 }
 GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
 GPUIO_FN gpuio_u64 gpuio_now_ns(void) {

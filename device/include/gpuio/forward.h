@@ -13,11 +13,13 @@
  * Slots are handed out by turns (gpuio/api.h, "turns"): a request holds slot
  * i = pos % slots - its shared entry, its staging chunk and its gpuio_turn - then
  *   3. writes the request into entry i and releases pos << 2 | READY (system scope);
- *   4. waits for pos << 2 | DONE (acquire, system scope) and reads the result; at
- *      the deadline it marks the slot ABANDONED and gives up; the next turn owner
- *      takes the slot over once the DONE for it is there;
+ *   4. waits for the answer to pos (acquire, system scope): the stamp becomes DONE
+ *      with the result and pos's low 30 bits in the same word (abi.rs
+ *      stamp::answer), so one read across PCIe brings both; at the deadline it
+ *      marks the slot ABANDONED and gives up; the next turn owner takes the slot
+ *      over once the answer for it is there;
  *   5. releases the slot: state = FREE (release; after the staging chunk was read).
- * The host writes only `result` and DONE stamps, and takes READY entries in any
+ * The host writes only answers, and takes READY entries in any
  * order, so a position that passes its turn on leaves no hole and a request that
  * never completes stalls only its own slot.
  */
@@ -34,6 +36,18 @@ GPUIO_FN gpuio_turn *gpuio_forward_slot_at(const gpuio_channel *ch, gpuio_u32 in
 
 GPUIO_FN gpuio_u64 gpuio_forward_stamp(gpuio_u64 pos, gpuio_u64 state) { return (pos << GPUIO_STAMP_SHIFT) | state; }
 
+/* Whether `stamp` is the answer to position `pos`: true with *result. Once pos was
+ * stamped READY, the only answer its entry holds before the slot is taken again is
+ * pos's own (the host answers each READY once; an abandoned slot is taken over only
+ * once answered), so 30 bits of the position tell it from the READY stamp and from
+ * earlier laps' answers. (Measured on an H100, 2026-11-27: reading a separate
+ * result field after the stamp was a second PCIe read, ~1 us of every round trip.) */
+GPUIO_FN bool gpuio_forward_answer(gpuio_u64 stamp, gpuio_u64 pos, gpuio_i64 *result) {
+  if ((stamp & 3u) != GPUIO_STAMP_DONE || (stamp >> GPUIO_ANSWER_TAG_SHIFT) != (pos & GPUIO_ANSWER_TAG_MASK)) return false;
+  *result = (gpuio_i64)(gpuio_i32)(gpuio_u32)(stamp >> GPUIO_STAMP_SHIFT);
+  return true;
+}
+
 /* Whether the abandoned request of lap `holder` on slot `i` was answered, so that
  * the turn owner may take the slot over (the answer nobody waits for is dropped;
  * the host counted it). */
@@ -41,7 +55,8 @@ struct gpuio_forward_reclaim {
   const gpuio_channel *ch;
   GPUIO_METHOD bool operator()(gpuio_u32 i, gpuio_u64 holder) const {
     const gpuio_forward_entry *e = gpuio_forward_entry_at(ch, i);
-    return gpuio_ld_acquire_64(&e->stamp) == gpuio_forward_stamp(holder * ch->slots + i, GPUIO_STAMP_DONE);
+    gpuio_i64 dropped = 0;
+    return gpuio_forward_answer(gpuio_ld_acquire_64(&e->stamp), holder * ch->slots + i, &dropped);
   }
   GPUIO_METHOD void nudge() const {} /* the host answers by itself */
 };
@@ -57,8 +72,10 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   const gpuio_impl_turns tt = {gpuio_ptr<gpuio_turn>(ch->forward.slot_state), sizeof(gpuio_turn), &st->reserve,
                                sizeof(gpuio_forward_state), ch->slots / rings, rings};
   const gpuio_forward_reclaim reclaim = {ch};
+  /* Loaded before the slot is taken: its acquire drops the descriptor from L1. */
+  gpuio_forward_entry *entries = gpuio_ptr<gpuio_forward_entry>(ch->forward.entries);
   const int e = gpuio_impl_turn_acquire(ch, &tt, (gpuio_u32)(gpuio_warp_id() % rings), s, deadline, reclaim);
-  if (!e) s->shared = (char *)gpuio_forward_entry_at(ch, s->index);
+  if (!e) s->shared = (char *)(entries + s->index);
   return e;
 }
 
@@ -75,9 +92,7 @@ GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const
 GPUIO_FN int gpuio_forward_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
   (void)ch;
   const gpuio_forward_entry *e = (const gpuio_forward_entry *)s->shared;
-  if (gpuio_ld_acquire_64(&e->stamp) != gpuio_forward_stamp(s->pos, GPUIO_STAMP_DONE)) return 0;
-  *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&e->result);
-  return 1;
+  return gpuio_forward_answer(gpuio_ld_acquire_64(&e->stamp), s->pos, result) ? 1 : 0;
 }
 
 struct gpuio_forward_answered {
