@@ -1,55 +1,58 @@
 //! Loom models of the mailbox port hand-off (`.ci/loom`): the host side is the
 //! server's own [`answer`]; the device side mirrors `gpuio/mailbox.h` (submit, poll,
 //! the reclaim rule) and the turns of `gpuio/api.h` ([`gpuio_core::turns_model`]).
-//! The request, the result and the port's staging chunk are loom `UnsafeCell`s, so
+//! The request and the port's staging chunk are loom `UnsafeCell`s (the result rides
+//! in the host's answer word, `host_out`), so
 //! loom reports any interleaving in which both sides touch one of them unordered.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p gpuio-backend-rpc --lib --release loom`.
 
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::AtomicU32;
+use loom::sync::atomic::{AtomicU32, AtomicU64};
 use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use gpuio_core::abi::{self, op};
 use gpuio_core::turns_model::Turns;
 
-use super::server::{answer, Flag, PortView};
+use super::server::{answer, AnswerWord, Flag, PortView};
 
 impl Flag for AtomicU32 {
     fn load(&self, order: Ordering) -> u32 {
         AtomicU32::load(self, order)
     }
-    fn store(&self, value: u32, order: Ordering) {
-        AtomicU32::store(self, value, order)
+}
+
+impl AnswerWord for AtomicU64 {
+    fn load(&self, order: Ordering) -> u64 {
+        AtomicU64::load(self, order)
+    }
+    fn store(&self, value: u64, order: Ordering) {
+        AtomicU64::store(self, value, order)
     }
 }
 
 /// One port (`MailboxPort`), its staging chunk and its turn.
 struct Port {
     device_out: AtomicU32,
-    host_out: AtomicU32,
+    host_out: AtomicU64,
     req: UnsafeCell<abi::Request>,
-    result: UnsafeCell<i64>,
     staging: UnsafeCell<u64>,
     turns: Turns,
 }
 
 impl PortView for Port {
     type Flag = AtomicU32;
+    type Answer = AtomicU64;
     fn device_out(&self, _: u32) -> &AtomicU32 {
         &self.device_out
     }
-    fn host_out(&self, _: u32) -> &AtomicU32 {
+    fn host_out(&self, _: u32) -> &AtomicU64 {
         &self.host_out
     }
     fn request(&self, _: u32) -> abi::Request {
         // SAFETY: `answer` reads it after acquiring the flip; loom checks the order.
         self.req.with(|p| unsafe { *p })
-    }
-    fn set_result(&self, _: u32, result: i64) {
-        // SAFETY: written before the release of `host_out`; loom checks the order.
-        self.result.with_mut(|p| unsafe { *p = result })
     }
 }
 
@@ -57,17 +60,18 @@ impl Port {
     fn new() -> Arc<Self> {
         Arc::new(Self {
             device_out: AtomicU32::new(0),
-            host_out: AtomicU32::new(0),
+            host_out: AtomicU64::new(0),
             req: UnsafeCell::new(abi::Request::default()),
-            result: UnsafeCell::new(0),
             staging: UnsafeCell::new(0),
             turns: Turns::new(1),
         })
     }
 
-    /// `gpuio_mailbox_reclaim`: `host_out` (acquire) equals `device_out` (relaxed).
+    /// `gpuio_mailbox_reclaim`: `host_out`'s flip (acquire) equals `device_out`
+    /// (relaxed).
     fn reclaim(&self) -> bool {
-        self.host_out.load(Ordering::Acquire) == self.device_out.load(Ordering::Relaxed)
+        abi::mailbox_answer::flip(self.host_out.load(Ordering::Acquire))
+            == self.device_out.load(Ordering::Relaxed)
     }
 
     /// `gpuio_mailbox_acquire`, the caller's bytes into the staging chunk, then
@@ -90,17 +94,20 @@ impl Port {
         (flipped, pos)
     }
 
-    /// `gpuio_mailbox_wait` that never gives up: `host_out` (acquire) == what was
-    /// sent, then the result and the staging bytes the host filled.
+    /// `gpuio_mailbox_wait` that never gives up: `host_out`'s flip (acquire) == what
+    /// was sent, the result from the same word, then the staging bytes the host
+    /// filled.
     fn wait(&self, sent: u32) -> (i64, u64) {
-        while self.host_out.load(Ordering::Acquire) != sent {
+        let answer = loop {
+            let word = self.host_out.load(Ordering::Acquire);
+            if abi::mailbox_answer::flip(word) == sent {
+                break word;
+            }
             loom::thread::yield_now();
-        }
+        };
         // SAFETY: the answer was acquired: the host is done with the port.
-        let result = self.result.with(|p| unsafe { *p });
-        // SAFETY: as above.
         let filled = self.staging.with(|p| unsafe { *p });
-        (result, filled)
+        (i64::from(abi::mailbox_answer::result(answer)), filled)
     }
 
     /// The server's loop on this one port: `answer` with a "pread" that reads the

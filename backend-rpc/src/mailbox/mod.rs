@@ -4,14 +4,15 @@
 //! its request into it and flips `device_out`; a host server thread sees the flip,
 //! validates the request ([`gpuio_core::request::validate`]), makes one plain
 //! syscall (`pwrite`, `pread`, `write`, `read`) on the endpoint's fd with the
-//! port's staging chunk, writes `result` and flips `host_out` back. Nothing here
+//! port's staging chunk, and answers: `host_out` = its flip back with the result in
+//! the same word, so the device reads both at once. Nothing here
 //! needs io_uring: this is the transport for machines where io_uring is blocked
 //! (many container runtimes' seccomp profiles).
 //!
 //! # Layout
 //!
 //! ```text
-//! shared        MailboxPort ports[port_count]   192 B each: device_out | host_out | req, result
+//! shared        MailboxPort ports[port_count]   192 B each: device_out | host_out (flip, result) | req
 //! device-local  u32 locks[port_count + 1][LOCK_WORDS_PER_PORT]
 //!               per port its turn (gpuio_turn) and its last device_out,
 //!               then the position counter
@@ -22,8 +23,9 @@
 //! # Choices
 //!
 //! * **Ownership by two flags, one writer each.** The device owns a port when
-//!   `device_out == host_out`. The device alone writes `device_out` and `req`; the
-//!   host alone writes `host_out` and `result`. Publishing is a release store,
+//!   `device_out == host_out` (its flip, the low 32 bits). The device alone writes
+//!   `device_out` and `req`; the host alone writes `host_out`, the result riding in
+//!   its high 32 bits (`abi::mailbox_answer`). Publishing is a release store,
 //!   observing an acquire load, so no read-modify-write ever crosses PCIe.
 //! * **Ports by turns.** A call takes a position (one device fetch-add per warp;
 //!   the lanes of a warp get consecutive ports) and waits for its turn on port

@@ -33,36 +33,50 @@ use gpuio_core::KeepAlive;
 
 use crate::sys;
 
-/// A port's flag word (`device_out`, `host_out`): std's atomic over shared memory, or
+/// The device's flag word (`device_out`): std's atomic over shared memory, or
 /// loom's in the models (`loom_model.rs`).
 pub(crate) trait Flag {
     fn load(&self, order: Ordering) -> u32;
-    fn store(&self, value: u32, order: Ordering);
 }
 
 impl Flag for AtomicU32 {
     fn load(&self, order: Ordering) -> u32 {
         AtomicU32::load(self, order)
     }
-    fn store(&self, value: u32, order: Ordering) {
-        AtomicU32::store(self, value, order)
+}
+
+/// A port's answer word (`host_out`: the host's flip and the result,
+/// `abi::mailbox_answer`): std's atomic over shared memory, or loom's.
+pub(crate) trait AnswerWord {
+    fn load(&self, order: Ordering) -> u64;
+    fn store(&self, value: u64, order: Ordering);
+}
+
+impl AnswerWord for AtomicU64 {
+    fn load(&self, order: Ordering) -> u64 {
+        AtomicU64::load(self, order)
+    }
+    fn store(&self, value: u64, order: Ordering) {
+        AtomicU64::store(self, value, order)
     }
 }
 
-/// What the host's half of the port hand-off touches: the two flags, the request it
-/// reads and the result it writes. [`Ports`] is the real one.
+/// What the host's half of the port hand-off touches: the device's flag, the request
+/// it reads and the answer word it writes. [`Ports`] is the real one.
 pub(crate) trait PortView {
     type Flag: Flag;
+    type Answer: AnswerWord;
     fn device_out(&self, i: u32) -> &Self::Flag;
-    fn host_out(&self, i: u32) -> &Self::Flag;
+    fn host_out(&self, i: u32) -> &Self::Answer;
     fn request(&self, i: u32) -> abi::Request;
-    fn set_result(&self, i: u32, result: i64);
 }
 
 /// The host's half of the port hand-off (`gpuio/mailbox.h`): if port `i` holds a
-/// request (`device_out`, acquired, differs from `host_out`), `run` it and answer:
-/// the result, then `host_out = device_out` (release). `run` returns `None` to leave
-/// the request pending for a later round.
+/// request (`device_out`, acquired, differs from `host_out`'s flip), `run` it and
+/// answer: `host_out` = `device_out`'s flip with the result (release), one word.
+/// `run` returns `None` to leave the request pending for a later round. A result
+/// beyond 32 bits (none: Linux moves at most 0x7ffff000 bytes a call) is answered
+/// `-EOVERFLOW`.
 pub(crate) fn answer<P: PortView>(
     ports: &P,
     i: u32,
@@ -71,24 +85,26 @@ pub(crate) fn answer<P: PortView>(
     // Acquire: the request (and its staging bytes) written before the flip are
     // visible from here on. `host_out` is ours alone.
     let sent = ports.device_out(i).load(Ordering::Acquire);
-    if sent == ports.host_out(i).load(Ordering::Relaxed) {
+    if sent == abi::mailbox_answer::flip(ports.host_out(i).load(Ordering::Relaxed)) {
         return false;
     }
     let req = ports.request(i);
     let Some(result) = run(&req) else {
         return false;
     };
-    ports.set_result(i, result);
-    // Release: the result (and bytes read into staging) before the answer.
-    ports.host_out(i).store(sent, Ordering::Release);
+    let result = i32::try_from(result).unwrap_or(-libc::EOVERFLOW);
+    // Release: the bytes read into staging before the answer.
+    ports
+        .host_out(i)
+        .store(abi::mailbox_answer::word(sent, result), Ordering::Release);
     true
 }
 
 /// The shared `MailboxPort[count]` array, seen from the host.
 ///
 /// Per port, the host only ever *loads* `device_out` and `req` and *stores*
-/// `host_out` and `result`; the device does the opposite. Which side may touch
-/// `req`/`result` at a given moment is decided by the two flags (abi.rs).
+/// `host_out`; the device does the opposite. Which side may touch `req` at a given
+/// moment is decided by the two flags (abi.rs).
 pub(crate) struct Ports {
     base: NonNull<abi::MailboxPort>,
     count: u32,
@@ -131,12 +147,14 @@ impl Ports {
 
     /// Whether port `i` holds a request the host has not answered.
     pub(crate) fn is_pending(&self, i: u32) -> bool {
-        self.device_out(i).load(Ordering::Acquire) != self.host_out(i).load(Ordering::Acquire)
+        self.device_out(i).load(Ordering::Acquire)
+            != abi::mailbox_answer::flip(self.host_out(i).load(Ordering::Acquire))
     }
 }
 
 impl PortView for Ports {
     type Flag = AtomicU32;
+    type Answer = AtomicU64;
 
     /// Flipped by the device to send.
     fn device_out(&self, i: u32) -> &AtomicU32 {
@@ -145,10 +163,12 @@ impl PortView for Ports {
         unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).device_out)) }
     }
 
-    /// Flipped by the host to answer.
-    fn host_out(&self, i: u32) -> &AtomicU32 {
-        // SAFETY: as in `device_out`.
-        unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).host_out)) }
+    /// Written by the host to answer: its flip and the result.
+    fn host_out(&self, i: u32) -> &AtomicU64 {
+        // SAFETY: the field lies inside the live port, 8-aligned (abi.rs's layout,
+        // checked against the header); AtomicU64 has u64's layout, and the device
+        // touches the word only atomically.
+        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).host_out)) }
     }
 
     /// A copy of port `i`'s request. Meaningful after an acquire load of
@@ -157,13 +177,6 @@ impl PortView for Ports {
         // SAFETY: the field is in bounds and aligned; a volatile copy of plain data
         // (every bit pattern is a valid Request) never creates a reference.
         unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.port(i)).req)) }
-    }
-
-    /// Stores port `i`'s result; published by the release store of `host_out`.
-    fn set_result(&self, i: u32, result: i64) {
-        // SAFETY: in bounds and aligned; while the port is pending the device does not
-        // touch `result` (protocol), and no Rust reference points at it.
-        unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.port(i)).result), result) }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,17 +32,16 @@ impl FakeDevice {
         (self.desc.mailbox.ports as *mut abi::MailboxPort).wrapping_add(i as usize)
     }
 
-    fn flag(&self, i: u32, host: bool) -> &AtomicU32 {
-        let p = self.port(i);
-        // SAFETY: the port is inside the live ports array; the words are only
-        // touched atomically.
-        unsafe {
-            AtomicU32::from_ptr(if host {
-                std::ptr::addr_of_mut!((*p).host_out)
-            } else {
-                std::ptr::addr_of_mut!((*p).device_out)
-            })
-        }
+    fn device_out(&self, i: u32) -> &AtomicU32 {
+        // SAFETY: the port is inside the live ports array; the word is only touched
+        // atomically.
+        unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).device_out)) }
+    }
+
+    /// The host's answer word: its flip and the result.
+    fn host_out(&self, i: u32) -> &AtomicU64 {
+        // SAFETY: as in `device_out`; the field is 8-aligned (abi.rs).
+        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.port(i)).host_out)) }
     }
 
     /// Staging chunk `i`'s offset.
@@ -77,29 +76,31 @@ impl FakeDevice {
 
     /// Writes `req` into port `i` (which must be free) and flips `device_out`.
     fn send(&self, i: u32, req: abi::Request) {
-        let dev = self.flag(i, false).load(Ordering::Relaxed);
+        let dev = self.device_out(i).load(Ordering::Relaxed);
         assert_eq!(
             dev,
-            self.flag(i, true).load(Ordering::Acquire),
+            abi::mailbox_answer::flip(self.host_out(i).load(Ordering::Acquire)),
             "port {i} busy"
         );
         // SAFETY: the device side owns the port's request while the flags are equal.
         unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*self.port(i)).req), req) };
-        self.flag(i, false).store(dev ^ 1, Ordering::Release);
+        self.device_out(i).store(dev ^ 1, Ordering::Release);
     }
 
     /// Waits (bounded) for port `i`'s answer.
     fn wait(&self, i: u32, timeout: Duration) -> Option<i64> {
         let deadline = Instant::now() + timeout;
-        let sent = self.flag(i, false).load(Ordering::Relaxed);
-        while self.flag(i, true).load(Ordering::Acquire) != sent {
+        let sent = self.device_out(i).load(Ordering::Relaxed);
+        loop {
+            let answer = self.host_out(i).load(Ordering::Acquire);
+            if abi::mailbox_answer::flip(answer) == sent {
+                return Some(i64::from(abi::mailbox_answer::result(answer)));
+            }
             if Instant::now() > deadline {
                 return None;
             }
             std::thread::yield_now();
         }
-        // SAFETY: answered, so the host no longer writes `result`.
-        Some(unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.port(i)).result)) })
     }
 
     fn call(&self, i: u32, req: abi::Request) -> i64 {

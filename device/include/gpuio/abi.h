@@ -163,10 +163,9 @@ typedef struct gpuio_mailbox {
 typedef struct alignas(64) gpuio_mailbox_port {
   gpuio_u32 device_out; /* flipped by the device to send */
   gpuio_u32 _pad0[15];
-  gpuio_u32 host_out; /* flipped by the host to answer */
-  gpuio_u32 _pad1[15];
+  gpuio_u64 host_out; /* the host's answer: its flip (low 32 bits), the result (high 32) */
+  gpuio_u32 _pad1[14];
   gpuio_request req;
-  gpuio_i64 result;
 } gpuio_mailbox_port;
 
 typedef struct gpuio_endpoint {

@@ -2,7 +2,7 @@
  * backend-rpc/src/mailbox/).
  *
  * Memory (see abi.h / abi.rs):
- *   shared        gpuio_mailbox_port ports[port_count]       device_out | host_out | req | result
+ *   shared        gpuio_mailbox_port ports[port_count]       device_out | host_out | req
  *   device-local  gpuio_u32 locks[port_count + 1][GPUIO_MB_LOCK_WORDS]   (64 B each)
  *                 entry i < port_count: port i's gpuio_turn, then its last device_out
  *                 (word GPUIO_MB_SENT_WORD); entry port_count: the position counter
@@ -11,8 +11,11 @@
  * Protocol, in one sentence: the device owns port i when device_out == host_out.
  * The owner writes `req`, then flips device_out with a system-scope release store;
  * the host server acquires device_out, sees it differ from host_out, executes the
- * request, writes `result` and flips host_out with a release store; the device
- * acquires host_out, sees it equal device_out again, and reads `result`.
+ * request and release-stores host_out = its flip (low 32 bits) with the result above
+ * it (high 32: abi.rs mailbox_answer); the device acquires host_out, sees its flip
+ * equal device_out again, and has the result from the same read. (Measured on an
+ * H100, 2026-11-27: a separate result field read after the flip was a second read
+ * across PCIe, ~1 us of every round trip.)
  * Each flag has one writer (device_out: the device, host_out: the host), so no
  * GPU<->host atomic read-modify-write is ever needed on mapped memory.
  *
@@ -64,7 +67,7 @@ struct gpuio_mailbox_reclaim {
   const gpuio_channel *ch;
   GPUIO_METHOD bool operator()(gpuio_u32 index, gpuio_u64) const {
     gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, index);
-    return gpuio_ld_acquire_32(&port->host_out) == gpuio_ld_relaxed_32(&port->device_out);
+    return (gpuio_u32)gpuio_ld_acquire_64(&port->host_out) == gpuio_ld_relaxed_32(&port->device_out);
   }
   GPUIO_METHOD void nudge() const {} /* the host answers by itself */
 };
@@ -100,8 +103,9 @@ GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const
 GPUIO_FN int gpuio_mailbox_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *result) {
   (void)ch;
   const gpuio_mailbox_port *port = (const gpuio_mailbox_port *)s->shared;
-  if (gpuio_ld_acquire_32(&port->host_out) != (gpuio_u32)s->pos) return 0;
-  *result = (gpuio_i64)gpuio_ld_relaxed_64((const gpuio_u64 *)&port->result);
+  const gpuio_u64 answer = gpuio_ld_acquire_64(&port->host_out);
+  if ((gpuio_u32)answer != (gpuio_u32)s->pos) return 0;
+  *result = (gpuio_i64)(gpuio_i32)(gpuio_u32)(answer >> 32);
   return 1;
 }
 
