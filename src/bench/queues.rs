@@ -42,8 +42,12 @@ fn rings() -> u32 {
         .clamp(4, 16)
 }
 
-/// The shape of the queue the to-host figures use: [`rings`] rings of 4096 cells
-/// (512 for 4 KiB messages), one drain thread per ring. For experiments (what limits
+/// The shape of the queue the to-host figures use: [`rings`] rings, one drain thread
+/// per ring, each ring holding 1 MiB of messages but at least 4096 of them (16384
+/// cells for 64 B, 4096 for 256 B) and 512 of 4 KiB. Why 1 MiB: on an H100
+/// (2026-11-27, one binary, `GPUIO_BENCH_QUEUE_CAPACITY`, 16 rings) 64 B messages
+/// ran 219-343 M msg/s with 4096 cells, 472-496 M with 16384, 462-484 M with 65536
+/// (the kernel took 24-33 ms, then 16.5-17.3 ms). For experiments (what limits
 /// the rate?) `GPUIO_BENCH_QUEUE_RINGS`, `GPUIO_BENCH_QUEUE_CAPACITY` and
 /// `GPUIO_BENCH_QUEUE_DRAINS` override each; the figure's name then says so.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,7 +62,11 @@ impl Shape {
     fn default_for(bytes: u64) -> Self {
         Self {
             rings: rings(),
-            capacity: if bytes >= 4096 { 512 } else { 4096 },
+            capacity: if bytes >= 4096 {
+                512
+            } else {
+                ((1u64 << 20) / bytes.max(1)).clamp(4096, 16384) as u32
+            },
             drains: rings(),
         }
     }
