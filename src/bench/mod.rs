@@ -565,10 +565,13 @@ pub fn run_transport(
     );
     // NOPs from every thread of the device: the small-op rate without the cost of
     // any I/O, against the same host thread. A NOP that gave up under the load is
-    // not counted (a note says how many).
+    // not counted (a note says how many). 16 a thread at full scale: with 4 the
+    // H100's run lasted ~55 ms and forward's figure ranged 6.5-12.7 M/s across the
+    // calls of one night (6.5-10.2 within one, 2026-11-27); a longer run leaves less
+    // to the launch and to host threads waking from their idle sleeps.
     let (grid, block) = device.full_shape();
     let whole = u64::from(grid) * u64::from(block);
-    let per = if scale.nops < Scale::FULL.nops { 1 } else { 4 };
+    let per = if scale.nops < Scale::FULL.nops { 1 } else { 16 };
     let cpu0 = process_cpu_time();
     let (p, tn) = launch_wait_shape(device, &ch, "nop", (grid, block), &[per, 0, 0])?;
     let cpu = process_cpu_time().saturating_sub(cpu0);
