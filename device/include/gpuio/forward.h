@@ -30,10 +30,6 @@ GPUIO_FN gpuio_forward_entry *gpuio_forward_entry_at(const gpuio_channel *ch, gp
   return gpuio_ptr<gpuio_forward_entry>(ch->forward.entries) + index;
 }
 
-GPUIO_FN gpuio_turn *gpuio_forward_slot_at(const gpuio_channel *ch, gpuio_u32 index) {
-  return gpuio_ptr<gpuio_turn>(ch->forward.slot_state) + index;
-}
-
 GPUIO_FN gpuio_u64 gpuio_forward_stamp(gpuio_u64 pos, gpuio_u64 state) { return (pos << GPUIO_STAMP_SHIFT) | state; }
 
 /* Whether `stamp` is the answer to position `pos`: true with *result. Once pos was
