@@ -298,7 +298,8 @@ fn a_storm_of_timeouts_leaves_every_port_ready_for_the_next_caller() {
         // each starting with a Turn (host memory on the CPU device); no thread
         // touches them any more.
         let turn = unsafe { std::ptr::read_volatile(base.cast::<u32>().add(port * words).cast()) };
-        let gpuio_core::abi::Turn { state, .. } = turn;
+        let gpuio_core::abi::Turn { word, .. } = turn;
+        let state = gpuio_core::abi::turn_word::state(word);
         assert!(
             state == gpuio_core::abi::slot_state::FREE
                 || state == gpuio_core::abi::slot_state::ABANDONED,

@@ -61,7 +61,7 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
 /// credits and free words side by side; the device reads `closing` from its own
 /// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own).
-pub const ABI_VERSION: u32 = 10;
+pub const ABI_VERSION: u32 = 11;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -359,21 +359,46 @@ pub struct ForwardState {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Turn {
-    /// The lap whose turn it is to take the slot; written only by that turn's owner
-    /// (when it takes the slot or passes the turn on).
-    pub turn: u64,
-    /// The lap holding the slot (valid unless `state == FREE`).
+    /// The lap whose turn it is to take the slot, and the slot's [`slot_state`]:
+    /// [`turn_word::word`]. The turn is changed only by its owner (when it takes the
+    /// slot or passes the turn on); the state FREE/ABANDONED → IN_FLIGHT only by the
+    /// turn owner, IN_FLIGHT → FREE/ABANDONED/HELD_ASYNC only by the holder; each
+    /// by an atomic operation that leaves the other half as it is. A take is one
+    /// compare-and-swap from (L, FREE) to (L, IN_FLIGHT); the taker then writes the
+    /// fields below and hands the turn on with an atomic add.
+    pub word: u64,
+    /// The lap holding the slot (valid unless the state is FREE).
     pub holder: u64,
     /// `gpuio_now_ns()` when the holder took the slot: a turn owner passes over a
     /// slot held longer than a quarter of the channel's timeout.
     pub since: u64,
-    /// A [`slot_state`] value: FREE/ABANDONED → IN_FLIGHT only by the turn owner;
-    /// IN_FLIGHT → FREE/ABANDONED only by the holder.
-    pub state: u32,
     /// Low 32 bits of the global thread id of the holder: a thread whose next
     /// position lands on a slot it holds itself (an asynchronous call still in
     /// flight) passes its turn on at once instead of waiting for itself.
     pub holder_thread: u32,
+    pub _pad: u32,
+}
+
+/// [`Turn::word`]: the lap whose turn it is above [`turn_word::SHIFT`] bits, the
+/// slot's [`slot_state`] below (`gpuio_impl_turn_word` in `gpuio/api.h`).
+pub mod turn_word {
+    /// Bits below the lap.
+    pub const SHIFT: u32 = 3;
+    /// The state's bits.
+    pub const STATE: u64 = (1 << SHIFT) - 1;
+
+    /// The word of `lap`'s turn with the slot in `state`.
+    pub const fn word(lap: u64, state: u32) -> u64 {
+        lap << SHIFT | state as u64
+    }
+    /// The lap whose turn it is.
+    pub const fn lap(word: u64) -> u64 {
+        word >> SHIFT
+    }
+    /// The slot's state.
+    pub const fn state(word: u64) -> u32 {
+        (word & STATE) as u32
+    }
 }
 
 /// The forward transport's slots are bare turns.
@@ -758,7 +783,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         DirectSlot as "gpuio_direct_slot" { turn, done, sq_ready, res, _pad, _pad2 }
         ForwardQueue as "gpuio_forward_queue" { entries, state, slot_state, rings, _reserved }
         ForwardState as "gpuio_forward_state" { reserve, _pad }
-        Turn as "gpuio_turn" { turn, holder, since, state, holder_thread }
+        Turn as "gpuio_turn" { word, holder, since, holder_thread, _pad }
         Request as "gpuio_request" { op, endpoint, len, flags, staging_off, offset }
         ForwardEntry as "gpuio_forward_entry" { stamp, req }
         Mailbox as "gpuio_mailbox" { ports, locks, port_count, _pad, _pad1 }
@@ -806,6 +831,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_SLOT_DONE" => slot_state::DONE as usize,
         "GPUIO_SLOT_ABANDONED" => slot_state::ABANDONED as usize,
         "GPUIO_SLOT_HELD_ASYNC" => slot_state::HELD_ASYNC as usize,
+        "GPUIO_TURN_SHIFT" => turn_word::SHIFT as usize,
+        "GPUIO_TURN_STATE" => turn_word::STATE as usize,
         "GPUIO_STAMP_FREE" => stamp::FREE as usize,
         "GPUIO_STAMP_READY" => stamp::READY as usize,
         "GPUIO_STAMP_DONE" => stamp::DONE as usize,

@@ -10,16 +10,32 @@
 //! (they depend on the clock; a pass-over only hands the turn on without touching the
 //! slot), warps (the CPU device runs one lane per warp).
 
-use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use loom::sync::atomic::{fence, AtomicU64, Ordering};
 
-use crate::abi::slot_state;
+use crate::abi::{slot_state, turn_word};
 
-/// `gpuio_turn`: whose turn it is on a slot and who holds it.
+/// `gpuio_turn`: whose turn it is on a slot and the slot's state (one word), and who
+/// holds it.
 #[derive(Debug, Default)]
 pub struct Turn {
-    pub turn: AtomicU64,
+    pub word: AtomicU64,
     pub holder: AtomicU64,
-    pub state: AtomicU32,
+}
+
+impl Turn {
+    /// api.h `gpuio_impl_turn_set`: the holder sets the state, leaving the turn as
+    /// turn owners made it (a compare-and-swap loop, relaxed).
+    fn set(&self, state: u32) {
+        let mut w = self.word.load(Ordering::Relaxed);
+        while let Err(seen) = self.word.compare_exchange(
+            w,
+            (w & !turn_word::STATE) | u64::from(state),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            w = seen;
+        }
+    }
 }
 
 /// The device-local half of a queue: the position counter and one turn per slot.
@@ -59,11 +75,31 @@ impl Turns {
         let lap = pos / self.slots();
         let index = (pos % self.slots()) as usize;
         let t = &self.turns[index];
-        // api.h: `k->spins == 0`: this lane has not looked at the slot in its turn.
+        let free_now = turn_word::word(lap, slot_state::FREE);
+        let taken = turn_word::word(lap, slot_state::IN_FLIGHT);
+        // api.h `k->looked`: the first look is a compare-and-swap from (our turn,
+        // FREE) to (our turn, IN_FLIGHT), later ones load (relaxed) first.
+        // `gpuio_cas_acquire_dev_64` acquires (and on CUDA does no more: it is the
+        // weakest of the three targets).
+        let take = |from: u64| {
+            t.word
+                .compare_exchange(from, taken, Ordering::Acquire, Ordering::Relaxed)
+        };
         let mut first_look = true;
         loop {
-            // api.h: `turn = gpuio_ld_relaxed_64(&t->turn); if (turn != lap) ...sleep`
-            let turn = t.turn.load(Ordering::Relaxed);
+            let w = if first_look {
+                first_look = false;
+                match take(free_now) {
+                    Ok(_) => {
+                        self.hold(t, lap);
+                        return pos;
+                    }
+                    Err(w) => w,
+                }
+            } else {
+                t.word.load(Ordering::Relaxed)
+            };
+            let turn = turn_word::lap(w);
             if turn != lap {
                 if turn + 1 == lap {
                     nudge();
@@ -71,28 +107,13 @@ impl Turns {
                 loom::thread::yield_now();
                 continue;
             }
-            // api.h: the first look tries FREE at once, later ones load the state
-            // (relaxed) first; `gpuio_cas_acquire_dev_32` acquires (and on CUDA does
-            // no more: it is the weakest of the three targets).
-            let mut state = if first_look {
-                slot_state::FREE
-            } else {
-                t.state.load(Ordering::Relaxed)
-            };
-            first_look = false;
+            let state = turn_word::state(w);
             if state == slot_state::FREE {
-                match t.state.compare_exchange(
-                    slot_state::FREE,
-                    slot_state::IN_FLIGHT,
-                    Ordering::Acquire,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
-                        self.hold(t, lap);
-                        return pos;
-                    }
-                    Err(now) => state = now,
+                if take(free_now).is_ok() {
+                    self.hold(t, lap);
+                    return pos;
                 }
+                continue;
             }
             if state != slot_state::ABANDONED {
                 nudge();
@@ -104,17 +125,8 @@ impl Turns {
                 nudge();
                 may_take = reclaim(index, t.holder.load(Ordering::Relaxed));
             }
-            // api.h: `gpuio_cas_acquire_dev_32(&t->state, ABANDONED, IN_FLIGHT)`
-            if may_take
-                && t.state
-                    .compare_exchange(
-                        slot_state::ABANDONED,
-                        slot_state::IN_FLIGHT,
-                        Ordering::Acquire,
-                        Ordering::Acquire,
-                    )
-                    .is_ok()
-            {
+            // api.h: `gpuio_cas_acquire_dev_64(&t->word, w, taken)` with w (lap, ABANDONED)
+            if may_take && take(w).is_ok() {
                 self.hold(t, lap);
                 return pos;
             }
@@ -122,26 +134,25 @@ impl Turns {
         }
     }
 
-    /// api.h `gpuio_impl_turn_hold`: `holder`, then `turn`, both relaxed and with no
-    /// fence (the compare-and-swap that took the slot acquired it).
+    /// api.h `gpuio_impl_turn_hold`: `holder`, then the turn handed on by an atomic
+    /// add, both relaxed and with no fence (the compare-and-swap that took the slot
+    /// acquired it).
     fn hold(&self, t: &Turn, lap: u64) {
         t.holder.store(lap, Ordering::Relaxed);
-        t.turn.store(lap + 1, Ordering::Relaxed);
+        t.word.fetch_add(1 << turn_word::SHIFT, Ordering::Relaxed);
     }
 
     /// `gpuio_impl_wait_answer` at its deadline, abandoning the slot:
-    /// `gpuio_fence_sc(); gpuio_st_release_32(&state, ABANDONED)`.
+    /// `gpuio_fence_sc(); gpuio_impl_turn_set(t, ABANDONED)`.
     pub fn abandon(&self, pos: u64) {
         fence(Ordering::SeqCst);
-        self.turns[(pos % self.slots()) as usize]
-            .state
-            .store(slot_state::ABANDONED, Ordering::Release);
+        self.turns[(pos % self.slots()) as usize].set(slot_state::ABANDONED);
     }
 
-    /// `gpuio_forward_release` / `gpuio_mailbox_release`: `state = FREE` (release).
+    /// `gpuio_impl_release`: the state bits cleared to FREE (an atomic and, release).
     pub fn release(&self, pos: u64) {
         self.turns[(pos % self.slots()) as usize]
-            .state
-            .store(slot_state::FREE, Ordering::Release);
+            .word
+            .fetch_and(!turn_word::STATE, Ordering::Release);
     }
 }

@@ -199,10 +199,11 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
     gpuio_slot s;
     gpuio_i64 result = 0;
     t[0] = gpuio_now_ns();
-    int e = gpuio_impl_check_channel(ch);
+    gpuio_impl_call c;
+    int e = gpuio_impl_check_channel(ch, &c);
     if (!e) e = gpuio_impl_check_request(ch, &r);
     t[1] = gpuio_now_ns();
-    if (!e) e = gpuio_impl_acquire(ch, &s, gpuio_impl_deadline(ch));
+    if (!e) e = gpuio_impl_acquire_on(ch, &c, &s);
     t[2] = gpuio_now_ns();
     if (!e) gpuio_impl_submit(ch, &s, &r);
     t[3] = gpuio_now_ns();

@@ -54,7 +54,7 @@ use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use loom::sync::Arc;
 
 use super::waker::SqWords;
-use crate::abi::slot_state;
+use crate::abi::{slot_state, turn_word};
 use crate::turns_model::Turns;
 
 /// `GPUIO_DIRECT_SEQ_SHIFT`, `GPUIO_DIRECT_SEQ_POS`.
@@ -253,7 +253,7 @@ impl Ring {
         let t = &self.turns.turns[index];
         let lap = pos / self.slots;
         if t.holder.load(Ordering::Relaxed) != lap
-            || t.state.load(Ordering::Relaxed) == slot_state::FREE
+            || turn_word::state(t.word.load(Ordering::Relaxed)) == slot_state::FREE
         {
             return;
         }

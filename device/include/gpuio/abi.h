@@ -43,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 10u
+#define GPUIO_ABI_VERSION 11u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -73,6 +73,11 @@ static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 #define GPUIO_SLOT_DONE 2u
 #define GPUIO_SLOT_ABANDONED 3u
 #define GPUIO_SLOT_HELD_ASYNC 4u /* turns only: held by an asynchronous call */
+/* A turn's word (gpuio_turn.word, abi.rs turn_word): the lap whose turn it is above
+ * GPUIO_TURN_SHIFT bits, the slot's GPUIO_SLOT_* state below, so one compare-and-swap
+ * both takes a FREE slot and hands the turn on. */
+#define GPUIO_TURN_SHIFT 3u
+#define GPUIO_TURN_STATE 7ull
 
 #define GPUIO_STAMP_FREE 0ull
 #define GPUIO_STAMP_READY 1ull
@@ -107,11 +112,11 @@ typedef struct alignas(64) gpuio_direct_state {
 /* One request slot's turns, device-local (the slots of forward, mailbox, direct;
  * gpuio/api.h, abi.rs Turn). Zeroed: turn 0, FREE. */
 typedef struct gpuio_turn {
-  gpuio_u64 turn;   /* the lap whose turn it is; written only by that turn's owner */
+  gpuio_u64 word;   /* lap << GPUIO_TURN_SHIFT | GPUIO_SLOT_*: whose turn it is, and the slot's state */
   gpuio_u64 holder; /* the lap holding the slot (unless FREE) */
   gpuio_u64 since;  /* gpuio_now_ns() when it was taken */
-  gpuio_u32 state;  /* GPUIO_SLOT_* */
   gpuio_u32 holder_thread; /* low 32 bits of the holder's global thread id */
+  gpuio_u32 _pad;
 } gpuio_turn;
 
 typedef struct gpuio_direct_slot {

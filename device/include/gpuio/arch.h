@@ -22,9 +22,13 @@
  *                                spent 3.1 us taking its slot and 1.1 us giving it back)
  *   gpuio_fetch_add_64           device atomics on device-local memory
  *   gpuio_cas_{32,64}            device atomics on device-local memory (returns old)
- *   gpuio_cas_acquire_dev_32     the same with acquire semantics at device scope, which
+ *   gpuio_cas_acquire_dev_{32,64} the same with acquire semantics at device scope, which
  *                                on CUDA is the compare-and-swap and an L1 invalidate,
  *                                not a fence's wait for the thread's earlier writes
+ *   gpuio_and_release_dev_64(p, v), gpuio_add_release_dev_64(p, v), gpuio_add_dev_64(p, v)
+ *                                *p &= v, *p += v: device-scope atomics, with release
+ *                                or relaxed, no result (CUDA: a reduction, which the
+ *                                thread does not wait for)
  *   gpuio_xchg_32
  *   gpuio_ctz_32(x)              trailing zero bits of x (x != 0)
  *   gpuio_now_ns()               a monotonic clock in nanoseconds (deadlines)
@@ -133,6 +137,20 @@ GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpui
   gpuio_u32 old;
   asm volatile("atom.acquire.gpu.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(expect), "r"(desired) : "memory");
   return old;
+}
+GPUIO_FN gpuio_u64 gpuio_cas_acquire_dev_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
+  gpuio_u64 old;
+  asm volatile("atom.acquire.gpu.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(expect), "l"(desired) : "memory");
+  return old;
+}
+GPUIO_FN void gpuio_and_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  asm volatile("red.release.gpu.and.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GPUIO_FN void gpuio_add_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  asm volatile("red.release.gpu.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GPUIO_FN void gpuio_add_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  asm volatile("red.relaxed.gpu.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) { return atomicExch((unsigned int *)p, v); }
 GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
@@ -266,6 +284,18 @@ GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desire
 GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
   return gpuio_cas_32(p, expect, desired);
 }
+GPUIO_FN gpuio_u64 gpuio_cas_acquire_dev_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
+  return gpuio_cas_64(p, expect, desired);
+}
+GPUIO_FN void gpuio_and_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  (void)__hip_atomic_fetch_and(p, v, __ATOMIC_RELEASE, GPUIO_AGENT);
+}
+GPUIO_FN void gpuio_add_release_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  (void)__hip_atomic_fetch_add(p, v, __ATOMIC_RELEASE, GPUIO_AGENT);
+}
+GPUIO_FN void gpuio_add_dev_64(gpuio_u64 *p, gpuio_u64 v) {
+  (void)__hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, GPUIO_AGENT);
+}
 GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) {
   return __hip_atomic_exchange(p, v, __ATOMIC_ACQ_REL, GPUIO_AGENT);
 }
@@ -378,6 +408,12 @@ GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desire
 GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
   return gpuio_cas_32(p, expect, desired);
 }
+GPUIO_FN gpuio_u64 gpuio_cas_acquire_dev_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
+  return gpuio_cas_64(p, expect, desired);
+}
+GPUIO_FN void gpuio_and_release_dev_64(gpuio_u64 *p, gpuio_u64 v) { (void)__atomic_fetch_and(p, v, __ATOMIC_RELEASE); }
+GPUIO_FN void gpuio_add_release_dev_64(gpuio_u64 *p, gpuio_u64 v) { (void)__atomic_fetch_add(p, v, __ATOMIC_RELEASE); }
+GPUIO_FN void gpuio_add_dev_64(gpuio_u64 *p, gpuio_u64 v) { (void)__atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 GPUIO_FN gpuio_u32 gpuio_xchg_32(gpuio_u32 *p, gpuio_u32 v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
 GPUIO_FN gpuio_u64 gpuio_now_ns(void) {
   struct timespec ts;

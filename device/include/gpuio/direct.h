@@ -157,7 +157,9 @@ GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_slot *s, const gp
 GPUIO_FN void gpuio_direct_complete(const gpuio_channel *ch, gpuio_u64 pos, gpuio_i32 res) {
   gpuio_direct_slot *sl = gpuio_direct_slot_at(ch, pos);
   const gpuio_u64 lap = pos / ch->slots;
-  if (gpuio_ld_relaxed_64(&sl->turn.holder) != lap || gpuio_ld_relaxed_32(&sl->turn.state) == GPUIO_SLOT_FREE) return;
+  if (gpuio_ld_relaxed_64(&sl->turn.holder) != lap ||
+      gpuio_impl_turn_state(gpuio_ld_relaxed_64(&sl->turn.word)) == GPUIO_SLOT_FREE)
+    return;
   if (gpuio_ld_relaxed_64(&sl->done) == pos + 1) return; /* answered already: a replay */
   gpuio_st_relaxed_32((gpuio_u32 *)&sl->res, (gpuio_u32)res);
   gpuio_st_release_dev_64(&sl->done, pos + 1); /* res before the stamp */
