@@ -862,3 +862,36 @@ pub fn layout() -> Vec<(&'static str, usize)> {
     ];
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{slot_state, turn_word};
+
+    /// What `gpuio/api.h` relies on when it takes, frees and hands on a slot with
+    /// one atomic operation on its turn's word.
+    #[test]
+    fn a_turn_word_keeps_the_lap_and_the_state_apart() {
+        let states = [
+            slot_state::FREE,
+            slot_state::IN_FLIGHT,
+            slot_state::ABANDONED,
+            slot_state::HELD_ASYNC,
+        ];
+        // Zeroed memory is lap 0's turn on a free slot.
+        assert_eq!(turn_word::word(0, slot_state::FREE), 0);
+        for lap in [0, 1, 255, 1 << 40, (u64::MAX >> turn_word::SHIFT) - 1] {
+            for state in states {
+                let w = turn_word::word(lap, state);
+                assert_eq!((turn_word::lap(w), turn_word::state(w)), (lap, state));
+                // Handing the turn on (an add of one lap) keeps the state ...
+                let on = w + (1 << turn_word::SHIFT);
+                assert_eq!((turn_word::lap(on), turn_word::state(on)), (lap + 1, state));
+                // ... and freeing (an and that clears the state) keeps the turn.
+                assert_eq!(
+                    w & !turn_word::STATE,
+                    turn_word::word(lap, slot_state::FREE)
+                );
+            }
+        }
+    }
+}
