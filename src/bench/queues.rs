@@ -118,6 +118,12 @@ pub fn figures(
 ) -> Result<Vec<Figure>, String> {
     let mut out = Vec::new();
     warm_up(device, open)?;
+    // The bus's own ceiling, for what limits the queues to the host: a message moves
+    // its whole cell across it (QueueConfig::cell_bytes).
+    let ceiling = device
+        .copy_bandwidth(scale.copy_bytes, 3)
+        .map(|c| c.device_to_host)
+        .ok();
     let target: u64 = if scale.nops < Scale::FULL.nops {
         1 << 20
     } else {
@@ -132,7 +138,13 @@ pub fn figures(
         .unwrap_or_else(|| vec![64, 256, 4096]);
     for &bytes in &sizes {
         eprintln!("gpuio bench: queue to the host, {bytes} B messages ...");
-        out.extend(to_host(device, open, bytes, target / (bytes / 64).max(1))?);
+        out.extend(to_host(
+            device,
+            open,
+            bytes,
+            target / (bytes / 64).max(1),
+            ceiling,
+        )?);
     }
     for &bytes in &sizes {
         eprintln!("gpuio bench: queue to the device, {bytes} B messages ...");
@@ -174,11 +186,14 @@ fn from_a_sender(head: u64, threads: u64, per: u64) -> bool {
     head >> 24 < threads && head & 0xff_ffff < per
 }
 
+/// `ceiling`: the device-to-host copy ceiling in bytes per second, held against the
+/// queue as messages of its cell size.
 fn to_host(
     device: &dyn Device,
     open: &Opener<'_>,
     bytes: u64,
     target: u64,
+    ceiling: Option<f64>,
 ) -> Result<Vec<Figure>, String> {
     let (grid, block) = device.full_shape();
     let threads = u64::from(grid) * u64::from(block);
@@ -187,15 +202,14 @@ fn to_host(
     let shape = Shape::for_bytes(bytes);
     let note = shape.note(bytes);
     let mut cfg = ChannelConfig::default();
-    let ep = cfg.endpoint(Endpoint::queue_to_host(
-        "bench",
-        QueueConfig {
-            max_message: bytes as u32,
-            capacity: shape.capacity,
-            rings: shape.rings,
-            timeout: Duration::from_secs(60),
-        },
-    ));
+    let config = QueueConfig {
+        max_message: bytes as u32,
+        capacity: shape.capacity,
+        rings: shape.rings,
+        timeout: Duration::from_secs(60),
+    };
+    let cell = config.cell_bytes();
+    let ep = cfg.endpoint(Endpoint::queue_to_host("bench", config));
     let ch = open(cfg)?;
     let rx = ch.receiver(ep).map_err(|e| e.to_string())?;
     let received = Arc::new(AtomicU64::new(0));
@@ -330,6 +344,10 @@ fn to_host(
             reference,
         )
         .also(NAIVE, naive.map(|(rate, _)| rate))
+        .also(
+            &format!("copy ceiling, device to host, in cells of {cell} B (the bus)"),
+            ceiling.map(|c| c / f64::from(cell) / 1e6),
+        )
         .note(naive_note),
         Figure::new(
             format!("queue to host, {bytes} B: host CPU per million messages"),

@@ -91,6 +91,21 @@ pub struct QueueConfig {
     pub timeout: Duration,
 }
 
+impl QueueConfig {
+    /// Bytes one message takes in a ring, whatever its length: its cell, a 16-byte
+    /// header and `max_message` bytes, rounded up to 16. A queue to the host moves
+    /// the header and the message's bytes across the bus for each message.
+    ///
+    /// ```
+    /// use gpuio_core::QueueConfig;
+    /// let q = QueueConfig { max_message: 64, ..QueueConfig::default() };
+    /// assert_eq!(q.cell_bytes(), 80);
+    /// ```
+    pub fn cell_bytes(&self) -> u32 {
+        (HEADER as u32 + self.max_message).next_multiple_of(16)
+    }
+}
+
 impl Default for QueueConfig {
     fn default() -> Self {
         Self {
@@ -230,7 +245,7 @@ impl QueueShared {
             Direction::ToHost => config.capacity.next_power_of_two(),
             Direction::ToDevice => config.capacity.next_power_of_two().max(2),
         };
-        let cell_size = (HEADER as u32 + config.max_message).next_multiple_of(16);
+        let cell_size = config.cell_bytes();
         let ring_bytes = cells as usize * cell_size as usize;
         let cells_len = ring_bytes
             .checked_mul(rings as usize)
