@@ -126,6 +126,9 @@ GPUIO_FN gpuio_stats *gpuio_impl_stats(const gpuio_channel *ch) {
 GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_now_ns() + ch->timeout_ns; }
 GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
 
+/* The deadline of a wait that starts now on slot `s`. */
+GPUIO_FN gpuio_u64 gpuio_impl_slot_deadline(const gpuio_slot *s) { return gpuio_now_ns() + s->timeout_ns; }
+
 /* Points a slot at staging chunk `index`. */
 GPUIO_FN void gpuio_impl_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio_u32 index) {
   s->index = index;
@@ -350,7 +353,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
       gpuio_impl_turn_hold(t, lap);
       return 0;
     }
-    *ns = 0; /* the holder can only have freed it: look again */
+    *ns = 0; /* the word changed since it was read: look again */
     return 1;
   }
   /* Held. What its holder wrote before its state (`holder`, `since`, ...) is read
@@ -424,8 +427,8 @@ GPUIO_FN void gpuio_impl_mark_async(const gpuio_channel *ch, gpuio_slot *s) {
  * poll instruction for all their slots, one sleep): 0 with *result, or -ETIMEDOUT
  * with the slot abandoned at the deadline (its state ABANDONED: the next turn owner
  * takes it over once the transport's reclaim finds the answer). poll(s, &result): 1
- * once answered. */
-/* The first GPUIO_WAIT_EAGER polls follow each other without a pause: a poll is
+ * once answered.
+ * The first GPUIO_WAIT_EAGER polls follow each other without a pause: a poll is
  * a read across PCIe (~1.15 us on an H100-class GPU), so a pause of 64-128 ns
  * between them spares the bus only a few percent, and added that to most answers'
  * latency (~215 ns of a NOP's 5.5 us: H200, ncu, 2026-11-27). After them the pauses
@@ -652,7 +655,7 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
  * slot still held, or -ETIMEDOUT with the slot abandoned. */
 GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
   gpuio_impl_submit(ch, s, r);
-  return gpuio_impl_wait(ch, s, gpuio_now_ns() + s->timeout_ns, result);
+  return gpuio_impl_wait(ch, s, gpuio_impl_slot_deadline(s), result);
 }
 
 /* gpuio_impl_run, then release: the result or -errno. */
@@ -938,7 +941,7 @@ GPUIO_FN gpuio_i64 gpuio_wait(const gpuio_channel *ch, gpuio_ticket *t) {
   if (!ch || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT) return -GPUIO_EINVAL;
   t->state = 0;
   gpuio_i64 res = 0;
-  const int e = gpuio_impl_wait(ch, &t->slot, gpuio_now_ns() + t->slot.timeout_ns, &res);
+  const int e = gpuio_impl_wait(ch, &t->slot, gpuio_impl_slot_deadline(&t->slot), &res);
   if (e) return e;
   if (t->dst && res > 0) gpuio_impl_copy(t->dst, t->slot.staging, (gpuio_u64)res < t->len ? (gpuio_u64)res : t->len);
   gpuio_impl_release(ch, &t->slot);

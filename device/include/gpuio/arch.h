@@ -22,7 +22,7 @@
  *                                spent 3.1 us taking its slot and 1.1 us giving it back)
  *   gpuio_fetch_add_64           device atomics on device-local memory
  *   gpuio_cas_{32,64}            device atomics on device-local memory (returns old)
- *   gpuio_cas_acquire_dev_{32,64} the same with acquire semantics at device scope, which
+ *   gpuio_cas_acquire_dev_64     the same with acquire semantics at device scope, which
  *                                on CUDA is the compare-and-swap and an L1 invalidate,
  *                                not a fence's wait for the thread's earlier writes
  *   gpuio_and_release_dev_64(p, v), gpuio_add_release_dev_64(p, v), gpuio_add_dev_64(p, v)
@@ -132,11 +132,6 @@ GPUIO_FN gpuio_u32 gpuio_cas_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desire
 }
 GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
   return atomicCAS((unsigned long long *)p, expect, desired);
-}
-GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
-  gpuio_u32 old;
-  asm volatile("atom.acquire.gpu.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(expect), "r"(desired) : "memory");
-  return old;
 }
 GPUIO_FN gpuio_u64 gpuio_cas_acquire_dev_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
   gpuio_u64 old;
@@ -280,10 +275,7 @@ GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desire
   __hip_atomic_compare_exchange_strong(p, &expect, desired, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE, GPUIO_AGENT);
   return expect;
 }
-/* gpuio_cas_32 already acquires (and releases). */
-GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
-  return gpuio_cas_32(p, expect, desired);
-}
+/* gpuio_cas_64 already acquires (and releases). */
 GPUIO_FN gpuio_u64 gpuio_cas_acquire_dev_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
   return gpuio_cas_64(p, expect, desired);
 }
@@ -404,10 +396,7 @@ GPUIO_FN gpuio_u64 gpuio_cas_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desire
   __atomic_compare_exchange_n(p, &expect, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   return expect;
 }
-/* gpuio_cas_32 already acquires (and releases). */
-GPUIO_FN gpuio_u32 gpuio_cas_acquire_dev_32(gpuio_u32 *p, gpuio_u32 expect, gpuio_u32 desired) {
-  return gpuio_cas_32(p, expect, desired);
-}
+/* gpuio_cas_64 already acquires (and releases). */
 GPUIO_FN gpuio_u64 gpuio_cas_acquire_dev_64(gpuio_u64 *p, gpuio_u64 expect, gpuio_u64 desired) {
   return gpuio_cas_64(p, expect, desired);
 }

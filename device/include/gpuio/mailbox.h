@@ -62,12 +62,16 @@ GPUIO_FN gpuio_u32 *gpuio_mailbox_sent_at(const gpuio_channel *ch, gpuio_u32 i) 
   return gpuio_ptr<gpuio_u32>(ch->mailbox.locks) + (gpuio_u64)i * GPUIO_MB_LOCK_WORDS + GPUIO_MB_SENT_WORD;
 }
 
+/* The host's flip in its answer word `host_out` (the result rides above it: abi.rs
+ * mailbox_answer). */
+GPUIO_FN gpuio_u32 gpuio_mailbox_flip(gpuio_u64 answer) { return (gpuio_u32)answer; }
+
 /* An abandoned port may be taken over once the host answered what is in it. */
 struct gpuio_mailbox_reclaim {
   const gpuio_channel *ch;
   GPUIO_METHOD bool operator()(gpuio_u32 index, gpuio_u64) const {
     gpuio_mailbox_port *port = gpuio_mailbox_port_at(ch, index);
-    return (gpuio_u32)gpuio_ld_acquire_64(&port->host_out) == gpuio_ld_relaxed_32(&port->device_out);
+    return gpuio_mailbox_flip(gpuio_ld_acquire_64(&port->host_out)) == gpuio_ld_relaxed_32(&port->device_out);
   }
   GPUIO_METHOD void nudge() const {} /* the host answers by itself */
 };
@@ -104,7 +108,7 @@ GPUIO_FN int gpuio_mailbox_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i6
   (void)ch;
   const gpuio_mailbox_port *port = (const gpuio_mailbox_port *)s->shared;
   const gpuio_u64 answer = gpuio_ld_acquire_64(&port->host_out);
-  if ((gpuio_u32)answer != (gpuio_u32)s->pos) return 0;
+  if (gpuio_mailbox_flip(answer) != (gpuio_u32)s->pos) return 0;
   *result = (gpuio_i64)(gpuio_i32)(gpuio_u32)(answer >> 32);
   return 1;
 }
