@@ -44,10 +44,17 @@ fn rings() -> u32 {
 
 /// The shape of the queue the to-host figures use: [`rings`] rings, one drain thread
 /// per ring, each ring holding 1 MiB of messages but at least 4096 of them (16384
-/// cells for 64 B, 4096 for 256 B) and 512 of 4 KiB. Why 1 MiB: on an H100
-/// (2026-11-27, one binary, `GPUIO_BENCH_QUEUE_CAPACITY`, 16 rings) 64 B messages
-/// ran 219-343 M msg/s with 4096 cells, 472-496 M with 16384, 462-484 M with 65536
-/// (the kernel took 24-33 ms, then 16.5-17.3 ms). For experiments (what limits
+/// cells for 64 B, 4096 for 256 B and for 4 KiB). Why 1 MiB: on an H100 (2026-11-27,
+/// one binary, `GPUIO_BENCH_QUEUE_CAPACITY`, 16 rings) 64 B messages ran 219-343 M
+/// msg/s with 4096 cells, 472-496 M with 16384, 462-484 M with 65536 (the kernel
+/// took 24-33 ms, then 16.5-17.3 ms). Why 4096 cells of 4 KiB (16 MiB a ring):
+/// a warp holds its 32 cells while it writes them, and at 4 KiB a warp's writing is
+/// slow (its lanes' messages are handed out one lane at a time), so the cells in
+/// flight set how many warps write at once. On an H200 (2026-11-27, one binary, 16
+/// rings, two passes each) 512 cells a ring ran 2.56-2.72 M msg/s, 1024 4.22-4.51,
+/// 2048 6.82-7.16, 4096 6.88-8.65, 8192 7.34-8.06; the kernel alone, into memory
+/// that never fills, writes 10.7 M msg/s (44 GB/s of cells) the same way
+/// (`docs/validation/h200-2026-11-27-queue-cells/`). For experiments (what limits
 /// the rate?) `GPUIO_BENCH_QUEUE_RINGS`, `GPUIO_BENCH_QUEUE_CAPACITY` and
 /// `GPUIO_BENCH_QUEUE_DRAINS` override each; the figure's name then says so.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,11 +69,7 @@ impl Shape {
     fn default_for(bytes: u64) -> Self {
         Self {
             rings: rings(),
-            capacity: if bytes >= 4096 {
-                512
-            } else {
-                ((1u64 << 20) / bytes.max(1)).clamp(4096, 16384) as u32
-            },
+            capacity: ((1u64 << 20) / bytes.max(1)).clamp(4096, 16384) as u32,
             drains: rings(),
         }
     }
