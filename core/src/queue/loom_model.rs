@@ -161,14 +161,16 @@ impl Ring {
 
     /// `gpuio_impl_queue_reserve` without a deadline: `k` positions by compare-and-swap
     /// on `tail` (`gpuio_cas_64`: CUDA's `atomicCAS`, no ordering) while
-    /// `tail + k <= cached_head + cells` (relaxed), then an acquire of `cached_head`; a
-    /// ring that looks full is refreshed, then waited on (`wait`) or given up
-    /// (`gpuio_try_send`'s `-EAGAIN`: `None`). Returns the first position.
+    /// `tail + k <= head + cells`, `head` a relaxed read of `cached_head` made before
+    /// the attempts and made again only when it leaves no room; then an acquire of
+    /// `cached_head`. A ring that still looks full is refreshed, then waited on
+    /// (`wait`) or given up (`gpuio_try_send`'s `-EAGAIN`: `None`). Returns the first
+    /// position.
     fn reserve(&self, k: u64, wait: bool) -> Option<u64> {
         let cells = u64::from(self.cells);
         let mut t = self.tail.load(Ordering::Relaxed);
+        let mut head = self.cached_head.load(Ordering::Relaxed);
         loop {
-            let head = self.cached_head.load(Ordering::Relaxed);
             if t + k <= head + cells {
                 match self
                     .tail
@@ -184,8 +186,14 @@ impl Ring {
                     }
                 }
             }
+            let fresh = self.cached_head.load(Ordering::Relaxed);
+            if fresh > head {
+                head = fresh;
+                continue;
+            }
             self.refresh();
-            if self.cached_head.load(Ordering::Relaxed) > head {
+            head = self.cached_head.load(Ordering::Relaxed);
+            if head > fresh {
                 continue;
             }
             if !wait {

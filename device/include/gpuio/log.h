@@ -31,7 +31,8 @@ GPUIO_FN const gpuio_queue *gpuio_impl_log(const gpuio_channel *ch, gpuio_u32 ep
   const gpuio_endpoint *e = gpuio_ptr<const gpuio_endpoint>(ch->endpoints) + ep;
   if (e->log == 0 || e->log > ch->queue_count) return nullptr;
   const gpuio_queue *q = gpuio_ptr<const gpuio_queue>(ch->queues) + (e->log - 1u);
-  if (q->direction != GPUIO_QUEUE_TO_HOST || q->rings == 0 || q->cells == 0 || q->max_message < 2u) return nullptr;
+  if (q->direction != GPUIO_QUEUE_TO_HOST || q->rings == 0 || !gpuio_impl_queue_cells_ok(q) || q->max_message < 2u)
+    return nullptr;
   return q;
 }
 
