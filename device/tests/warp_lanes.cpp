@@ -18,6 +18,9 @@
  * ring looks full), every lane gets its length back, and the group's first `ready` is
  * there once it returns; on a full ring every lane gets -EAGAIN and nothing is written
  * or reserved.
+ * And the lookups that hand a queue to those calls (gpuio_impl_queue, gpuio_impl_log)
+ * take it only if its cells per ring are a power of two, as the host lays them out:
+ * a cell's address masks its position with cells - 1.
  *
  * Usage: warp_lanes [cases]  (prints "N passed, M failed"; exits 1 on a failure). */
 #define GPUIO_HOST_WARP 1
@@ -297,8 +300,43 @@ Case uniform(gpuio_u64 mask, gpuio_u32 max, gpuio_u32 len, gpuio_u32 cells, gpui
 
 } // namespace
 
+/* A channel with one queue to the host behind endpoint 0 (also endpoint 1's printf
+ * log) of `cells` cells a ring: whether gpuio_impl_queue and gpuio_impl_log take it. */
+bool lookups_take(gpuio_u32 cells, bool want) {
+  alignas(8) static unsigned char ring[4096];
+  gpuio_queue q = {};
+  q.direction = GPUIO_QUEUE_TO_HOST;
+  q.rings = 1;
+  q.cells = cells;
+  q.cell_size = 16;
+  q.max_message = 8;
+  q.cells_addr = (gpuio_u64)ring;
+  gpuio_endpoint ep[2] = {};
+  ep[0].kind = GPUIO_EP_HOST_QUEUE;
+  ep[0].access = GPUIO_ACCESS_WRITE;
+  ep[1].log = 1;
+  gpuio_channel ch = {};
+  ch.endpoints = (gpuio_u64)ep;
+  ch.endpoint_count = 2;
+  ch.queues = (gpuio_u64)&q;
+  ch.queue_count = 1;
+  int err = 0;
+  const bool queue = gpuio_impl_queue(&ch, 0, GPUIO_ACCESS_WRITE, &err) == &q;
+  const bool log = gpuio_impl_log(&ch, 1) == &q;
+  if (queue != want || log != want || err != (want ? 0 : -GPUIO_EPROTO)) {
+    std::fprintf(stderr, "cells %u: queue %s (err %d), log %s; expected both %s\n", cells, queue ? "taken" : "refused",
+                 err, log ? "taken" : "refused", want ? "taken" : "refused");
+    return false;
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   const long random_cases = argc > 1 ? std::atol(argv[1]) : 300;
+  int lookups = 0, lookups_passed = 0;
+  for (gpuio_u32 cells : {1u, 2u, 64u, 1u << 24}) ++lookups, lookups_passed += lookups_take(cells, true) ? 1 : 0;
+  for (gpuio_u32 cells : {0u, 3u, 48u, 1000u, (1u << 24) + 1u})
+    ++lookups, lookups_passed += lookups_take(cells, false) ? 1 : 0;
   std::vector<Case> cases;
   const gpuio_u64 full = 0xffffffffull;
   /* The bench's shapes: 64, 256 and 4096 B from a full warp. */
@@ -358,6 +396,8 @@ int main(int argc, char **argv) {
   }
   int passed = 0;
   for (const Case &c : cases) passed += check(c) ? 1 : 0;
-  std::printf("%d passed, %d failed\n", passed, (int)cases.size() - passed);
-  return passed == (int)cases.size() ? 0 : 1;
+  passed += lookups_passed;
+  const int failed = (int)cases.size() + lookups - passed;
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
 }
