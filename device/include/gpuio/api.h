@@ -123,11 +123,12 @@ GPUIO_FN gpuio_stats *gpuio_impl_stats(const gpuio_channel *ch) {
   return (gpuio_stats *)&gpuio_impl_shared(ch)->stats;
 }
 
-GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_now_ns() + ch->timeout_ns; }
+/* The deadline of a wait of `timeout_ns` that starts now; of one of the channel's
+ * timeout. (A call keeps the timeout it read with its checks, in its slot or its
+ * gpuio_impl_call, so that its waits read no descriptor again.) */
+GPUIO_FN gpuio_u64 gpuio_impl_deadline_after(gpuio_u64 timeout_ns) { return gpuio_now_ns() + timeout_ns; }
+GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_impl_deadline_after(ch->timeout_ns); }
 GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
-
-/* The deadline of a wait that starts now on slot `s`. */
-GPUIO_FN gpuio_u64 gpuio_impl_slot_deadline(const gpuio_slot *s) { return gpuio_now_ns() + s->timeout_ns; }
 
 /* Points a slot at staging chunk `index`. */
 GPUIO_FN void gpuio_impl_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio_u32 index) {
@@ -567,8 +568,6 @@ typedef struct gpuio_impl_call {
   gpuio_u32 transport;
   gpuio_u64 timeout_ns;
 } gpuio_impl_call;
-/* A deadline for one step of the call: now + the channel's timeout. */
-GPUIO_FN gpuio_u64 gpuio_impl_call_deadline(const gpuio_impl_call *c) { return gpuio_now_ns() + c->timeout_ns; }
 
 /* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing: what
  * every request checks first, and (where asked for) what the call needs next in
@@ -608,7 +607,7 @@ GPUIO_FN int gpuio_impl_count_timeout(const gpuio_channel *ch, int e) {
 /* Claims a slot on the channel's transport, as gpuio_impl_check_channel read it. */
 GPUIO_FN int gpuio_impl_acquire_on(const gpuio_channel *ch, const gpuio_impl_call *c, gpuio_slot *s) {
   const gpuio_u32 transport = c->transport;
-  const gpuio_u64 deadline = gpuio_impl_call_deadline(c);
+  const gpuio_u64 deadline = gpuio_impl_deadline_after(c->timeout_ns);
   s->transport = transport;
   s->timeout_ns = c->timeout_ns;
   switch (transport) {
@@ -655,7 +654,7 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
  * slot still held, or -ETIMEDOUT with the slot abandoned. */
 GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
   gpuio_impl_submit(ch, s, r);
-  return gpuio_impl_wait(ch, s, gpuio_impl_slot_deadline(s), result);
+  return gpuio_impl_wait(ch, s, gpuio_impl_deadline_after(s->timeout_ns), result);
 }
 
 /* gpuio_impl_run, then release: the result or -errno. */
@@ -941,7 +940,7 @@ GPUIO_FN gpuio_i64 gpuio_wait(const gpuio_channel *ch, gpuio_ticket *t) {
   if (!ch || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT) return -GPUIO_EINVAL;
   t->state = 0;
   gpuio_i64 res = 0;
-  const int e = gpuio_impl_wait(ch, &t->slot, gpuio_impl_slot_deadline(&t->slot), &res);
+  const int e = gpuio_impl_wait(ch, &t->slot, gpuio_impl_deadline_after(t->slot.timeout_ns), &res);
   if (e) return e;
   if (t->dst && res > 0) gpuio_impl_copy(t->dst, t->slot.staging, (gpuio_u64)res < t->len ? (gpuio_u64)res : t->len);
   gpuio_impl_release(ch, &t->slot);
