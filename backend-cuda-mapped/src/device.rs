@@ -473,7 +473,9 @@ impl CudaLaunch {
                         waited: start.elapsed(),
                     });
                 }
-                Ok(false) => backoff.idle(),
+                Ok(false) => {
+                    backoff.idle();
+                }
                 Err(e) => {
                     self.inner.note(&e);
                     let lost = if e.is_sticky() {

@@ -322,12 +322,18 @@ impl Backoff {
     }
     /// Nothing to do: spin, then yield, then sleep longer each time up to `max`
     /// (up to `DEEP_MAX` once idle for `DEEP_AFTER`, `DEEPER_MAX` once idle for
-    /// `DEEPER_AFTER`).
-    pub fn idle(&mut self) {
+    /// `DEEPER_AFTER`). Returns whether it slept.
+    pub fn idle(&mut self) -> bool {
         self.idle_rounds = self.idle_rounds.saturating_add(1);
         match self.idle_rounds {
-            0..=64 => std::hint::spin_loop(),
-            65..=128 => std::thread::yield_now(),
+            0..=64 => {
+                std::hint::spin_loop();
+                false
+            }
+            65..=128 => {
+                std::thread::yield_now();
+                false
+            }
             n => {
                 let since = *self.idle_since.get_or_insert_with(std::time::Instant::now);
                 let idle = since.elapsed();
@@ -345,6 +351,7 @@ impl Backoff {
                 } else {
                     std::thread::sleep(sleep);
                 }
+                true
             }
         }
     }

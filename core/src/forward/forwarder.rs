@@ -56,6 +56,10 @@ struct LoopStats {
     taken: u64,
     waits: u64,
     waited: Duration,
+    /// Idle sleeps (past the spins and yields) and the time they took, from the
+    /// channel's opening: the wait for the kernel's launch counts too.
+    sleeps: u64,
+    slept: Duration,
     most_in_flight: u32,
 }
 
@@ -373,14 +377,21 @@ impl Forwarder {
                 if self.config.lead && backoff.sleeping() && self.others_ready() {
                     self.control.wake_peers();
                 }
-                backoff.idle();
+                let t = Instant::now();
+                if backoff.idle() {
+                    stats.sleeps += 1;
+                    stats.slept += t.elapsed();
+                }
             }
         }
         tracing::debug!(
+            entries = ?self.config.entries,
             rounds = stats.rounds,
             taken = stats.taken,
             waits = stats.waits,
             waited = ?stats.waited,
+            sleeps = stats.sleeps,
+            slept = ?stats.slept,
             most_in_flight = stats.most_in_flight,
             "forwarder stopped"
         );
