@@ -266,18 +266,22 @@ pub trait Transport: Send {
 }
 
 /// Sleeps that grow from a spin to `max`: host threads poll shared memory with this
-/// so an idle channel costs almost no CPU and a busy one answers at once. After
-/// [`Backoff::DEEP_AFTER`] without work the sleeps grow further, to
-/// [`Backoff::DEEP_MAX`]: a channel left open and idle then wakes each of its
-/// threads about a hundred times a second, and the first request after such a
-/// quiet spell waits that much longer; after [`Backoff::DEEPER_AFTER`], up to
-/// [`Backoff::DEEPER_MAX`]. (Measured on the CPU device, 2026-11-26: an idle
-/// forwarder or printf-log thread spent about 20 µs of CPU a wake-up, so a hundred
-/// wake-ups a second were a quarter of a percent of a core each; an idle forward
-/// channel with a stdout log cost 1.1-1.3 % of a core on an H100's host.)
+/// so an idle channel costs almost no CPU and a busy one answers at once. A thread
+/// spins, then yields, until it has been idle for [`Backoff::SPIN_FOR`]; then it
+/// sleeps, longer each time up to `max`. After [`Backoff::DEEP_AFTER`] without work
+/// the sleeps grow further, to [`Backoff::DEEP_MAX`]: a channel left open and idle
+/// then wakes each of its threads about a hundred times a second, and the first
+/// request after such a quiet spell waits that much longer; after
+/// [`Backoff::DEEPER_AFTER`], up to [`Backoff::DEEPER_MAX`]. (Measured on the CPU
+/// device, 2026-11-26: an idle forwarder or printf-log thread spent about 20 µs of
+/// CPU a wake-up, so a hundred wake-ups a second were a quarter of a percent of a
+/// core each; an idle forward channel with a stdout log cost 1.1-1.3 % of a core on
+/// an H100's host.)
 #[derive(Debug)]
 pub struct Backoff {
     idle_rounds: u32,
+    /// Sleeps since work was last found.
+    sleeps: u32,
     idle_since: Option<std::time::Instant>,
     max: Duration,
     /// Sleep with `std::thread::park_timeout`, so another thread can cut the sleep
@@ -286,6 +290,15 @@ pub struct Backoff {
 }
 
 impl Backoff {
+    /// Idle this long before the first sleep. Any sleep takes at least the
+    /// kernel's timer slack (50 µs for an ordinary thread), ten device round trips:
+    /// a thread that slept after 128 idle rounds, as this once did, slept through
+    /// the gaps between a busy device's bursts. (H200, 2026-11-27, whole-device
+    /// NOPs on a forward channel of 1024 slots: in 16 rings 2.8 M/s, each forwarder
+    /// asleep ~400 ms in ~5,000 sleeps, ~100 ms of it before the launch; in 4
+    /// rings, busier each, 27-36 M/s. With this spell, in one call against the
+    /// earlier backoff: 16 rings 21.2 / 7.7 M/s against 9.8 / 6.7.)
+    pub const SPIN_FOR: Duration = Duration::from_micros(200);
     /// Idle this long before the sleeps grow past `max`.
     pub const DEEP_AFTER: Duration = Duration::from_millis(100);
     /// The longest sleep after a quiet spell.
@@ -298,6 +311,7 @@ impl Backoff {
     pub fn new(max: Duration) -> Self {
         Self {
             idle_rounds: 0,
+            sleeps: 0,
             idle_since: None,
             max,
             park: false,
@@ -313,47 +327,45 @@ impl Backoff {
     }
     /// Whether it has been idle long enough to sleep (not just spin or yield).
     pub fn sleeping(&self) -> bool {
-        self.idle_rounds > 128
+        self.sleeps > 0
     }
     /// Work was found: poll hot again.
     pub fn reset(&mut self) {
         self.idle_rounds = 0;
+        self.sleeps = 0;
         self.idle_since = None;
     }
-    /// Nothing to do: spin, then yield, then sleep longer each time up to `max`
-    /// (up to `DEEP_MAX` once idle for `DEEP_AFTER`, `DEEPER_MAX` once idle for
-    /// `DEEPER_AFTER`). Returns whether it slept.
+    /// Nothing to do: spin, then yield until idle for `SPIN_FOR`, then sleep longer
+    /// each time up to `max` (up to `DEEP_MAX` once idle for `DEEP_AFTER`,
+    /// `DEEPER_MAX` once idle for `DEEPER_AFTER`). Returns whether it slept.
     pub fn idle(&mut self) -> bool {
         self.idle_rounds = self.idle_rounds.saturating_add(1);
-        match self.idle_rounds {
-            0..=64 => {
-                std::hint::spin_loop();
-                false
-            }
-            65..=128 => {
-                std::thread::yield_now();
-                false
-            }
-            n => {
-                let since = *self.idle_since.get_or_insert_with(std::time::Instant::now);
-                let idle = since.elapsed();
-                let cap = if idle >= Self::DEEPER_AFTER {
-                    self.max.max(Self::DEEPER_MAX)
-                } else if idle >= Self::DEEP_AFTER {
-                    self.max.max(Self::DEEP_MAX)
-                } else {
-                    self.max
-                };
-                let us = 1u64 << (n - 128).min(20);
-                let sleep = Duration::from_micros(us).min(cap);
-                if self.park {
-                    std::thread::park_timeout(sleep);
-                } else {
-                    std::thread::sleep(sleep);
-                }
-                true
-            }
+        let since = *self.idle_since.get_or_insert_with(std::time::Instant::now);
+        if self.idle_rounds <= 64 {
+            std::hint::spin_loop();
+            return false;
         }
+        let idle = since.elapsed();
+        if idle < Self::SPIN_FOR {
+            std::thread::yield_now();
+            return false;
+        }
+        self.sleeps = self.sleeps.saturating_add(1);
+        let cap = if idle >= Self::DEEPER_AFTER {
+            self.max.max(Self::DEEPER_MAX)
+        } else if idle >= Self::DEEP_AFTER {
+            self.max.max(Self::DEEP_MAX)
+        } else {
+            self.max
+        };
+        let us = 1u64 << self.sleeps.min(20);
+        let sleep = Duration::from_micros(us).min(cap);
+        if self.park {
+            std::thread::park_timeout(sleep);
+        } else {
+            std::thread::sleep(sleep);
+        }
+        true
     }
 }
 
