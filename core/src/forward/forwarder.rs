@@ -13,11 +13,10 @@ use std::time::{Duration, Instant};
 use crate::endpoint::Endpoint;
 use crate::memory::SharedRegion;
 use crate::request::{validate, Request, Staging};
-use crate::transport::{Backoff, TransportError};
+use crate::transport::{Backoff, CounterBlock, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
 use super::queue::{self, BadStamp, QueueView, Stamp};
-use super::AtomicCounters;
 
 /// First sleep in `io_uring_enter` while waiting for a completion; doubles up to
 /// `idle_max` while nothing happens.
@@ -222,7 +221,7 @@ pub(crate) struct Forwarder {
     staging: SharedRegion,
     staging_len: u64,
     control: Arc<Control>,
-    counters: Arc<AtomicCounters>,
+    counters: Arc<CounterBlock>,
     /// Per entry, the last position taken from it (`None`: none yet). A READY
     /// stamp for that position is in the ring or a replay; what any other stamp is
     /// follows from it ([`queue::classify`]).
@@ -254,7 +253,7 @@ impl Forwarder {
         staging: SharedRegion,
         staging_len: u64,
         control: Arc<Control>,
-        counters: Arc<AtomicCounters>,
+        counters: Arc<CounterBlock>,
     ) -> Result<Self, TransportError> {
         // Retried while the kernel may still be freeing a ring closed just before
         // (its pages count against RLIMIT_MEMLOCK until then: `retry_transient`).
@@ -492,7 +491,7 @@ impl Forwarder {
             self.taken[i] = Some(pos);
             self.open[i] = true;
             taken += 1;
-            self.counters.submitted.fetch_add(1, Ordering::AcqRel);
+            self.counters.submitted();
             match validate(&req, &self.endpoints, self.staging_len) {
                 Err(errno) => self.answer(pos, errno),
                 Ok(request) => {
@@ -628,13 +627,8 @@ impl Forwarder {
             self.in_flight = self.in_flight.saturating_sub(1);
             let entries = self.open.len() as u64;
             self.open[(pos % entries) as usize] = false;
-            let counter = if result >= 0 {
-                &self.counters.completed
-            } else {
-                &self.counters.failed
-            };
             self.queue.entry(pos).answer(pos, result);
-            counter.fetch_add(1, Ordering::AcqRel);
+            self.counters.finished(i64::from(result));
             n += 1;
         }
         n
@@ -645,12 +639,7 @@ impl Forwarder {
         let n = self.open.len() as u64;
         self.open[(pos % n) as usize] = false;
         self.queue.entry(pos).answer(pos, result);
-        let counter = if result >= 0 {
-            &self.counters.completed
-        } else {
-            &self.counters.failed
-        };
-        counter.fetch_add(1, Ordering::AcqRel);
+        self.counters.finished(i64::from(result));
     }
 
     /// Sleeps in `io_uring_enter` until a completion arrives or `timeout` passes.
@@ -678,7 +667,7 @@ impl Forwarder {
             if let Stamp::Bad(_) = self.classify(i, pos) {
                 continue; // not a request (counted as a violation when seen)
             }
-            self.counters.submitted.fetch_add(1, Ordering::AcqRel);
+            self.counters.submitted();
             self.answer(pos, -libc::ESHUTDOWN);
             refused += 1;
         }

@@ -100,7 +100,6 @@
 mod forwarder;
 mod queue;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -108,7 +107,7 @@ use std::time::{Duration, Instant};
 use crate::abi::{self, TransportKind};
 use crate::memory::SharedMemory;
 use crate::transport::{
-    device_stats, Counters, OpenContext, Transport, TransportBuilder, TransportError,
+    device_stats, CounterBlock, Counters, OpenContext, Transport, TransportBuilder, TransportError,
     TransportReport,
 };
 
@@ -267,23 +266,10 @@ fn prev_power_of_two(n: u32) -> u32 {
     1 << (31 - n.max(1).leading_zeros())
 }
 
-/// One forwarder thread's counters, written by that thread alone and read by
-/// `counters()`. Each sits on its own cache lines: shared by every forwarder, the
-/// two read-modify-writes a request makes on them bounced one line between the
-/// threads, and that line held the whole channel near 9-10 M requests/s however
-/// many rings it had (H200, 2026-11-27, `gpuio run` of 2.16 M NOPs from 132 × 1024
-/// threads, 256 slots in 4 rings: 8.95 M/s shared, 15.3-17.9 M/s apart).
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct AtomicCounters {
-    pub submitted: AtomicU64,
-    pub completed: AtomicU64,
-    pub failed: AtomicU64,
-}
-
-/// Every ring's counters; the channel's are their sums.
+/// Every ring's counters (one block per forwarder thread); the channel's are their
+/// sums.
 #[derive(Debug)]
-struct RingCounters(Vec<Arc<AtomicCounters>>);
+struct RingCounters(Vec<Arc<CounterBlock>>);
 
 impl RingCounters {
     fn new(rings: usize) -> Self {
@@ -291,26 +277,12 @@ impl RingCounters {
     }
 
     /// Ring `r`'s counters, for its forwarder thread.
-    fn ring(&self, r: usize) -> Arc<AtomicCounters> {
+    fn ring(&self, r: usize) -> Arc<CounterBlock> {
         self.0[r].clone()
     }
 
     fn snapshot(&self) -> Counters {
-        // Finishing counts first, every ring's: a request is counted submitted (by
-        // its ring's thread) before it finishes, and counts only grow, so reading
-        // every finish before any submission never shows more finished than
-        // submitted.
-        let load = |f: fn(&AtomicCounters) -> &AtomicU64| -> u64 {
-            self.0.iter().map(|c| f(c).load(Ordering::Acquire)).sum()
-        };
-        let completed = load(|c| &c.completed);
-        let failed = load(|c| &c.failed);
-        let submitted = load(|c| &c.submitted);
-        Counters {
-            submitted,
-            completed,
-            failed,
-        }
+        CounterBlock::sum(self.0.iter().map(|b| &**b))
     }
 }
 
