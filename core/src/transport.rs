@@ -387,18 +387,18 @@ impl Backoff {
     }
     /// Nothing to do: spin, then yield until idle for `SPIN_FOR`, then sleep longer
     /// each time up to `max` (up to `DEEP_MAX` once idle for `DEEP_AFTER`,
-    /// `DEEPER_MAX` once idle for `DEEPER_AFTER`). Returns whether it slept.
-    pub fn idle(&mut self) -> bool {
+    /// `DEEPER_MAX` once idle for `DEEPER_AFTER`). Returns how long it slept, if it did.
+    pub fn idle(&mut self) -> Option<Duration> {
         self.idle_rounds = self.idle_rounds.saturating_add(1);
         let since = *self.idle_since.get_or_insert_with(std::time::Instant::now);
         if self.idle_rounds <= 64 {
             std::hint::spin_loop();
-            return false;
+            return None;
         }
         let idle = since.elapsed();
         if idle < Self::SPIN_FOR {
             std::thread::yield_now();
-            return false;
+            return None;
         }
         self.sleeps = self.sleeps.saturating_add(1);
         let cap = if idle >= Self::DEEPER_AFTER {
@@ -410,12 +410,13 @@ impl Backoff {
         };
         let us = 1u64 << self.sleeps.min(20);
         let sleep = Duration::from_micros(us).min(cap);
+        let start = std::time::Instant::now();
         if self.park {
             std::thread::park_timeout(sleep);
         } else {
             std::thread::sleep(sleep);
         }
-        true
+        Some(start.elapsed())
     }
 }
 

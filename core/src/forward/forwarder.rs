@@ -376,10 +376,9 @@ impl Forwarder {
                 if self.config.lead && backoff.sleeping() && self.others_ready() {
                     self.control.wake_peers();
                 }
-                let t = Instant::now();
-                if backoff.idle() {
+                if let Some(slept) = backoff.idle() {
                     stats.sleeps += 1;
-                    stats.slept += t.elapsed();
+                    stats.slept += slept;
                 }
             }
         }
