@@ -59,6 +59,9 @@
 /* gpuio_slot.flags on direct: the request was submitted as a -ESHUTDOWN NOP. */
 #define GPUIO_DIRECT_SLOT_SHUTDOWN 1u
 
+/* CQEs a reaper reads at once (gpuio_direct_reap). */
+#define GPUIO_DIRECT_REAP_BATCH 8u
+
 GPUIO_FN gpuio_direct_state *gpuio_direct_st(const gpuio_channel *ch) {
   return gpuio_ptr<gpuio_direct_state>(ch->direct.state);
 }
@@ -188,20 +191,37 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_u64 ok = 0, bad = 0;
   /* At most one CQ's worth per round: a tail that claims more was not written by
    * the kernel (the host reports a scribbled ring), and the CQEs past a lap would be
-   * read twice. */
-  for (gpuio_u32 n = 0; head != tail && n < ch->direct.cq_entries; ++head, ++reaped, ++n) {
-    const gpuio_cqe *c = &cqes[head & ch->direct.cq_mask];
-    /* System-scope loads: a CQE slot is rewritten by the kernel every lap, so no
-     * cached copy may be used. */
-    const gpuio_u64 ud = gpuio_ld_relaxed_64(&c->user_data);
-    const gpuio_u64 pos = ud & GPUIO_DIRECT_SEQ_POS;
-    /* A request answered by a NOP carries its errno above the position. */
-    const gpuio_u32 refused = (gpuio_u32)(ud >> GPUIO_DIRECT_SEQ_SHIFT);
-    const gpuio_i32 res =
-        refused ? -(gpuio_i32)refused : (gpuio_i32)gpuio_ld_relaxed_32((const gpuio_u32 *)&c->res);
-    if (res >= 0) ++ok;
-    else ++bad;
-    gpuio_direct_complete(ch, pos, res);
+   * read twice. The CQEs are read GPUIO_DIRECT_REAP_BATCH at a time, every load of a
+   * batch issued before any is used, so that a batch crosses PCIe once: read one
+   * after another, each CQE was a read of host memory (~1.1 us on an H200) in the
+   * one thread that reaps for the whole channel. */
+  const gpuio_u32 limit = (tail - head) < ch->direct.cq_entries ? (tail - head) : ch->direct.cq_entries;
+  for (gpuio_u32 n = 0; n < limit;) {
+    const gpuio_u32 k = limit - n < GPUIO_DIRECT_REAP_BATCH ? limit - n : GPUIO_DIRECT_REAP_BATCH;
+    gpuio_u64 ud[GPUIO_DIRECT_REAP_BATCH];
+    gpuio_u32 raw[GPUIO_DIRECT_REAP_BATCH];
+    GPUIO_UNROLL
+    for (gpuio_u32 i = 0; i < GPUIO_DIRECT_REAP_BATCH; ++i) {
+      if (i < k) {
+        const gpuio_cqe *c = &cqes[(head + i) & ch->direct.cq_mask];
+        /* System-scope loads: a CQE slot is rewritten by the kernel every lap, so no
+         * cached copy may be used. */
+        ud[i] = gpuio_ld_relaxed_64(&c->user_data);
+        raw[i] = gpuio_ld_relaxed_32((const gpuio_u32 *)&c->res);
+      }
+    }
+    for (gpuio_u32 i = 0; i < k; ++i) {
+      const gpuio_u64 pos = ud[i] & GPUIO_DIRECT_SEQ_POS;
+      /* A request answered by a NOP carries its errno above the position. */
+      const gpuio_u32 refused = (gpuio_u32)(ud[i] >> GPUIO_DIRECT_SEQ_SHIFT);
+      const gpuio_i32 res = refused ? -(gpuio_i32)refused : (gpuio_i32)raw[i];
+      if (res >= 0) ++ok;
+      else ++bad;
+      gpuio_direct_complete(ch, pos, res);
+    }
+    head += k;
+    reaped += k;
+    n += k;
   }
   gpuio_st_relaxed_64(&st->reaped, reaped);
   const gpuio_u64 completed = gpuio_ld_relaxed_64(&st->completed) + ok;
