@@ -65,7 +65,7 @@
 
 mod server;
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -77,7 +77,9 @@ use gpuio_core::transport::{
     TransportReport,
 };
 
-use server::{Control, CounterCells, Helpers, PortView, Ports, ServerConfig, Shared, Staging};
+use server::{
+    Claim, Control, CounterCells, Helpers, PortView, Ports, ServerConfig, Shared, Staging,
+};
 
 /// Device-local `u32`s per entry of the lock area: [`gpuio_core::abi::MB_LOCK_WORDS`]
 /// (defined there once; the header's `GPUIO_MB_LOCK_WORDS` is asserted against it at
@@ -228,14 +230,14 @@ impl TransportBuilder for MailboxBuilder {
             .min(port_count);
         let shared = Arc::new(Shared {
             ports: Ports::new(ports_mem, port_count)?,
-            claims: (0..port_count).map(|_| AtomicBool::new(false)).collect(),
+            claims: (0..port_count).map(|_| Claim::default()).collect(),
             helpers: Helpers::new(threads, self.peak_threads.clone()),
             endpoints: ctx.endpoints.to_vec(),
             staging: Staging {
                 host: ctx.staging.host_ptr,
                 len: staging_len,
             },
-            counters: CounterCells::default(),
+            counters: CounterCells::new(threads),
             control: Control::default(),
             _keep: ctx.keepalive(),
         });

@@ -28,7 +28,7 @@ use gpuio_core::abi;
 use gpuio_core::endpoint::Endpoint;
 use gpuio_core::memory::SharedMemory;
 use gpuio_core::request::{self, Request};
-use gpuio_core::transport::{Backoff, Counters, TransportError};
+use gpuio_core::transport::{Backoff, CounterBlock, Counters, TransportError};
 use gpuio_core::KeepAlive;
 
 use crate::sys;
@@ -193,23 +193,35 @@ unsafe impl Send for Staging {}
 // SAFETY: as above.
 unsafe impl Sync for Staging {}
 
-/// The transport's counts, updated by every server thread.
-#[derive(Debug, Default)]
-pub(crate) struct CounterCells {
-    submitted: AtomicU64,
-    completed: AtomicU64,
-    failed: AtomicU64,
-}
+/// The transport's counts: one block per server thread (each written by its
+/// thread alone), summed when read.
+#[derive(Debug)]
+pub(crate) struct CounterCells(Box<[CounterBlock]>);
 
 impl CounterCells {
+    pub(crate) fn new(threads: u32) -> Self {
+        Self(
+            (0..threads.max(1))
+                .map(|_| CounterBlock::default())
+                .collect(),
+        )
+    }
+
+    /// Server thread `index`'s block.
+    fn of(&self, index: u32) -> &CounterBlock {
+        &self.0[index as usize % self.0.len()]
+    }
+
     pub(crate) fn get(&self) -> Counters {
-        Counters {
-            submitted: self.submitted.load(Ordering::Acquire),
-            completed: self.completed.load(Ordering::Acquire),
-            failed: self.failed.load(Ordering::Acquire),
-        }
+        CounterBlock::sum(self.0.iter())
     }
 }
+
+/// A port's claim, on a cache line of its own: the server threads take the claims
+/// of different ports at once.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct Claim(AtomicBool);
 
 /// How the server threads are told to stop.
 #[derive(Debug, Default)]
@@ -293,7 +305,7 @@ pub(crate) struct Shared {
     pub(crate) ports: Ports,
     /// Per port: a server thread is answering it (host-side; taken with a swap before
     /// a thread looks at the request, so that one thread alone writes the answer).
-    pub(crate) claims: Box<[AtomicBool]>,
+    pub(crate) claims: Box<[Claim]>,
     pub(crate) helpers: Helpers,
     pub(crate) endpoints: Vec<Arc<Endpoint>>,
     pub(crate) staging: Staging,
@@ -375,11 +387,11 @@ fn serve_round(shared: &Shared, cfg: ServerConfig) -> u32 {
         if !shared.ports.is_pending(i) {
             continue;
         }
-        let claim = &shared.claims[i as usize];
+        let claim = &shared.claims[i as usize].0;
         if claim.swap(true, Ordering::Acquire) {
             continue; // another thread answers it
         }
-        if serve_port(shared, i) {
+        if serve_port(shared, cfg.index, i) {
             served += 1;
         }
         claim.store(false, Ordering::Release);
@@ -387,9 +399,10 @@ fn serve_round(shared: &Shared, cfg: ServerConfig) -> u32 {
     served
 }
 
-/// Answers port `i` if it holds a request. The caller holds the port's claim (or is
-/// the only server).
-pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
+/// Answers port `i` if it holds a request, counting it as server thread `thread`'s.
+/// The caller holds the port's claim (or is the only server).
+pub(crate) fn serve_port(shared: &Shared, thread: u32, i: u32) -> bool {
+    let counts = shared.counters.of(thread);
     answer(&shared.ports, i, |raw| {
         let checked = validate(shared, raw);
         if matches!(&checked, Ok(r) if !ready(shared, r)) {
@@ -398,17 +411,12 @@ pub(crate) fn serve_port(shared: &Shared, i: u32) -> bool {
             // deadline still bounds its wait) and look again next round.
             return None;
         }
-        shared.counters.submitted.fetch_add(1, Ordering::AcqRel);
+        counts.submitted();
         let result = match checked {
             Ok(r) => execute(shared, &r),
             Err(errno) => i64::from(errno),
         };
-        let counter = if result >= 0 {
-            &shared.counters.completed
-        } else {
-            &shared.counters.failed
-        };
-        counter.fetch_add(1, Ordering::AcqRel);
+        counts.finished(result);
         Some(result)
     })
 }
