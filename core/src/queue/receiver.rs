@@ -84,6 +84,16 @@ impl Receiver {
         }
     }
 
+    /// The queue this receiver reads.
+    pub(crate) fn queue(&self) -> &Arc<QueueShared> {
+        &self.q
+    }
+
+    /// The rings this receiver reads ([`Receiver::split`]).
+    pub(crate) fn rings(&self) -> &[u32] {
+        &self.rings
+    }
+
     /// Splits the queue's rings among `n` receivers (fewer if the queue has fewer
     /// rings), to drain them from several threads: one thread's messages all travel
     /// on one ring, so each receiver still sees them in order. Call it before
@@ -342,15 +352,20 @@ impl Receiver {
     }
 
     fn has_message(q: &QueueShared) -> bool {
-        (0..q.rings).any(|r| {
-            let Ok(head) = q.head_word(r).map(|h| h.load(Ordering::Acquire)) else {
-                return true;
-            };
-            q.ready(r, head)
-                .map(|w| w.load(Ordering::Acquire) == head + 1)
-                .unwrap_or(true)
-        }) || q.channel_closing()
+        (0..q.rings).any(|r| ring_has_message(q, r)) || q.channel_closing()
     }
+}
+
+/// Whether ring `r` of `q` holds a message its reader has not taken: the cell at the
+/// head its reader published is ready (or a word cannot be read, which the reader
+/// will report). One look, no waiting; any thread may ask.
+pub(crate) fn ring_has_message(q: &QueueShared, r: u32) -> bool {
+    let Ok(head) = q.head_word(r).map(|h| h.load(Ordering::Acquire)) else {
+        return true;
+    };
+    q.ready(r, head)
+        .map(|w| w.load(Ordering::Acquire) == head + 1)
+        .unwrap_or(true)
 }
 
 /// A 64-bit word of a ring the host loads and stores atomically (`ready`, `head`):
@@ -823,5 +838,22 @@ mod tests {
         write_cell(&q, 3, 5, 1, 4);
         assert_eq!(drain(&mut rx).unwrap(), vec![]);
         assert_eq!(rx.received(), 2);
+    }
+
+    #[test]
+    fn a_ring_holds_a_message_from_its_ready_cell_until_its_reader_takes_it() {
+        let q = queue(8);
+        let mut rx = Receiver::new(q.clone());
+        assert!(!ring_has_message(&q, 0), "an empty ring");
+        publish_group(&q, 0, 2, 16);
+        assert!(
+            ring_has_message(&q, 0),
+            "seen by any thread, before the reader looks"
+        );
+        assert_eq!(drain(&mut rx).unwrap().len(), 2);
+        assert!(
+            !ring_has_message(&q, 0),
+            "taken: the published head is past it"
+        );
     }
 }
