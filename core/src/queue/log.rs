@@ -12,13 +12,14 @@
 //! while lines come and sleeps while none do: the first thread up to 2 ms at a
 //! time (10 ms after a quiet spell, 50 ms after a long one), watching the others'
 //! rings and waking their threads when lines come there; the others sleep up to
-//! 500 ms unless woken, so an idle log costs next to no CPU. On a stream (pipe, socket, tty) it writes at most
-//! `PIPE_BUF` bytes of whole lines at a time after `poll` says there is room, so a
-//! reader that stops reading never blocks it past the channel's close bound and
-//! lines from other writers to the same pipe never land inside one of ours. On a
-//! socket each write is `send(2)` with `MSG_NOSIGNAL`, as a kernel's own sends are
-//! (`crate::request`, "Sockets"): a reader that closed ends the log with `EPIPE`
-//! (reported, the lines counted lost) and never raises `SIGPIPE` in the host.
+//! 500 ms unless woken, so an idle log costs next to no CPU. On a stream (pipe,
+//! socket, tty) it writes at most `PIPE_BUF` bytes of whole lines at a time after
+//! `poll` says there is room, so a reader that stops reading never blocks it past
+//! the channel's close bound and lines from other writers to the same pipe never
+//! land inside one of ours. On a socket each write is `send(2)` with
+//! `MSG_NOSIGNAL`, as a kernel's own sends are (`crate::request`, "Sockets"): a
+//! reader that closed ends the log with `EPIPE` (reported, the lines counted lost)
+//! and never raises `SIGPIPE` in the host.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -409,8 +410,8 @@ fn write_all(
 /// How a drain thread waits while its rings are empty: the first thread backs off
 /// like every host thread ([`Backoff`]: sleeps up to 2 ms, 10 ms after a quiet
 /// spell, 50 ms after a long one) and watches the others' rings: it wakes them when
-/// it finds lines there (looking each time it finds its own rings empty, and at
-/// least every [`WATCH_EVERY`] while it writes), or lines of its own after a quiet
+/// it finds lines there (looking before each of its sleeps, and at least every
+/// [`WATCH_EVERY`] while it spins or writes), or lines of its own after a quiet
 /// spell. The others sleep up to [`PEER_IDLE_MAX`] between looks of their own, a
 /// backstop: lines on their rings wait for the first thread's next look, no longer.
 /// (An idle log's threads woke ~20 times a second each, at ~25 µs of CPU a wake on
@@ -433,18 +434,15 @@ struct Watch {
 
 /// Longest sleep of a drain thread other than the first.
 const PEER_IDLE_MAX: Duration = Duration::from_millis(500);
-/// While it writes lines, the first thread looks at the others' rings this often.
+/// While it spins or writes, the first thread looks at the others' rings this often.
 const WATCH_EVERY: Duration = Duration::from_millis(1);
 
 impl Watch {
     /// Wakes the other threads if one of their rings holds lines.
     fn look(&mut self) {
         self.last = Instant::now();
-        let theirs = (0..self.q.rings).filter(|r| !self.own.contains(r));
-        if theirs
-            .into_iter()
-            .any(|r| super::receiver::ring_has_message(&self.q, r))
-        {
+        let mut theirs = (0..self.q.rings).filter(|r| !self.own.contains(r));
+        if theirs.any(|r| super::receiver::ring_has_message(&self.q, r)) {
             self.wake();
         }
     }
