@@ -207,15 +207,16 @@ impl LogDrain {
     /// Waits until the threads wrote every line published before the channel began
     /// closing, at most until `deadline`; then stops it and reports.
     pub(crate) fn finish(&mut self, deadline: Instant) -> LogReport {
-        // The channel is closing: threads asleep look at their rings now.
-        for t in &self.threads {
-            t.thread().unpark();
-        }
+        // The channel is closing: no drain thread sleeps its long sleep now (each
+        // looks at its rings, or at `abandon`, at once).
+        let wake = |threads: &[JoinHandle<()>]| threads.iter().for_each(|t| t.thread().unpark());
         while self.threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+            wake(&self.threads);
             std::thread::sleep(Duration::from_micros(200));
         }
         if self.threads.iter().any(|t| !t.is_finished()) {
             self.abandon.store(true, Ordering::Release);
+            wake(&self.threads);
             self.stats
                 .fail("the channel's close bound passed while writing".into());
         }
@@ -268,24 +269,12 @@ impl Sink {
 /// The thread: gathers lines, writes them, until the channel closes and the rings
 /// are empty.
 fn drain(
-    rx: Receiver,
-    endpoint: &Endpoint,
-    sink: Sink,
-    stats: &LogStats,
-    abandon: &AtomicBool,
-    mut idle: Idle,
-) {
-    drain_lines(rx, endpoint, sink, stats, abandon, &mut idle);
-    idle.leave();
-}
-
-fn drain_lines(
     mut rx: Receiver,
     endpoint: &Endpoint,
     sink: Sink,
     stats: &LogStats,
     abandon: &AtomicBool,
-    idle: &mut Idle,
+    mut idle: Idle,
 ) {
     let Some(fd) = endpoint.fd() else {
         stats.fail("the endpoint has no descriptor".into());
@@ -493,13 +482,6 @@ impl Idle {
             }
         }
         self.backoff.reset();
-    }
-
-    /// This thread stops: the others must not sleep on, waiting for its watch.
-    fn leave(&self) {
-        if let Some(w) = &self.watch {
-            w.wake();
-        }
     }
 }
 
