@@ -11,7 +11,9 @@
 //!
 //! Figures (per transport):
 //! * NOP round trip, one device thread, sequential — reference: one host thread
-//!   submitting the same NOPs through an ordinary io_uring and waiting for each;
+//!   submitting the same NOPs through an ordinary io_uring and waiting for each (a
+//!   NOP is the transport's round trip alone: `mailbox` and `forward` answer it on
+//!   their host threads without a syscall, `direct`'s goes through its io_uring);
 //! * NOP throughput, 64 device threads and every thread of the device — reference:
 //!   that host thread's NOP rate;
 //! * NOP and 64 B `pwrite` latency p50/p99, one thread, timed on the device —

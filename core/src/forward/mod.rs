@@ -66,7 +66,8 @@
 //!   descriptor's `stats.timed_out`, which `close()` reports.
 //! * **SQEs.** `PWRITE`/`PREAD` become `Write`/`Read` at the offset; stream
 //!   `WRITE`/`READ` use offset `-1` (the file position; ignored by pipes and
-//!   sockets); `NOP` becomes `Nop`. The buffer is the staging area's host address
+//!   sockets). A `NOP` never reaches the ring: the forwarder answers it 0 when it
+//!   takes it, so a NOP's round trip is the transport's own. The buffer is the staging area's host address
 //!   plus `staging_off`. Endpoints are registered as fixed files when the kernel
 //!   allows (else raw fds are used), so a request names an endpoint index only.
 //!   Short reads and writes are returned as they are (the device header decides).
@@ -94,8 +95,7 @@
 //! picked by SM/block), a warp publishing a chunk of requests with one ready word,
 //! and the device caching the consumer's progress instead of polling entries across
 //! PCIe. On the host: registered staging buffers (`READ_FIXED`/`WRITE_FIXED`) where
-//! `RLIMIT_MEMLOCK` allows, `COOP_TASKRUN`/`DEFER_TASKRUN` + `SINGLE_ISSUER`, and
-//! answering `NOP` without a syscall.
+//! `RLIMIT_MEMLOCK` allows and `COOP_TASKRUN`/`DEFER_TASKRUN` + `SINGLE_ISSUER`.
 
 mod forwarder;
 mod queue;
