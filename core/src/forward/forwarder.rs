@@ -3,7 +3,9 @@
 //!
 //! Each typed request is one SQE: `WRITE`/`READ` for files and pipes (offset -1
 //! for streams: the file position), `SEND` with `MSG_NOSIGNAL` and `RECV` for
-//! sockets (the rulebook makes every stream op on a socket one of those).
+//! sockets (the rulebook makes every stream op on a socket one of those) — but a
+//! NOP, answered here, and pwrites taken in one pass whose ranges of one file
+//! follow each other, sent as one `WRITEV` ([`runs`](super::runs)).
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +19,7 @@ use crate::transport::{Backoff, CounterBlock, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
 use super::queue::{self, BadStamp, QueueView, Stamp};
+use super::runs::{self, Pwrite};
 
 /// First sleep in `io_uring_enter` while waiting for a completion; doubles up to
 /// `idle_max` while nothing happens.
@@ -25,6 +28,25 @@ const FIRST_CQ_WAIT: Duration = Duration::from_micros(20);
 /// `user_data` of the cancel request sent at close (no position is ever this big:
 /// stamps hold positions below 2^62).
 const CANCEL: u64 = u64::MAX;
+
+/// `user_data` bit of a run of pwrites sent as one `WRITEV` ([`runs`]); the rest is
+/// the run's index in `Forwarder::runs`.
+const RUN: u64 = 1 << 63;
+
+/// A run of pwrites in the ring: its requests (position, length) in file order,
+/// and the iovecs the `WRITEV` names.
+struct InRing {
+    parts: Vec<(u64, usize)>,
+    iovecs: Iovecs,
+}
+
+/// The iovecs of a `WRITEV`, kept until its completion.
+struct Iovecs(Box<[libc::iovec]>);
+
+// SAFETY: the iovecs point into the staging area, which the forwarder holds (its
+// `staging` region) for as long as it holds these; nothing reads or writes through
+// them but the kernel, for the op that names them.
+unsafe impl Send for Iovecs {}
 
 #[derive(Clone, Debug)]
 pub(crate) struct ForwarderConfig {
@@ -243,6 +265,15 @@ pub(crate) struct Forwarder {
     /// Most ops in the ring at once (its SQ size).
     capacity: u32,
     ring_error: Option<String>,
+    /// Pwrites taken in this pass, sent at its end ([`runs`]).
+    pwrites: Vec<Pwrite>,
+    /// Runs of pwrites in the ring, by the index their `user_data` carries; `None`
+    /// where free.
+    runs: Vec<Option<InRing>>,
+    /// `WRITEV`s sent and the pwrites they carried, for the debug log.
+    run_counts: (u64, u64),
+    /// The completions of one `reap`, (user_data, result).
+    reaped: Vec<(u64, i32)>,
 }
 
 impl Forwarder {
@@ -308,6 +339,10 @@ impl Forwarder {
             in_flight: 0,
             capacity,
             ring_error: None,
+            pwrites: Vec::new(),
+            runs: Vec::new(),
+            run_counts: (0, 0),
+            reaped: Vec::new(),
         })
     }
 
@@ -391,6 +426,8 @@ impl Forwarder {
             sleeps = stats.sleeps,
             slept = ?stats.slept,
             most_in_flight = stats.most_in_flight,
+            writevs = self.run_counts.0,
+            pwrites_in_writevs = self.run_counts.1,
             "forwarder stopped"
         );
         self.finish(deadline_hit)
@@ -430,7 +467,7 @@ impl Forwarder {
         let n = self.config.entries.len();
         let mut taken = 0;
         for k in 0..n {
-            if self.in_flight >= self.capacity {
+            if self.in_flight as usize + self.pwrites.len() >= self.capacity as usize {
                 break;
             }
             let i = first + (self.cursor + k) % n;
@@ -496,25 +533,108 @@ impl Forwarder {
                 // A NOP asks the transport for nothing but the round trip: answered
                 // here, as the mailbox server does, without an `io_uring_enter`.
                 Ok(Request::Nop) => self.answer(pos, 0),
-                Ok(request) => {
-                    let sqe = self.sqe(&request).user_data(pos);
-                    // SAFETY: the SQE's buffer lies inside the staging area (validated
-                    // above), which the channel keeps alive past `close()`; the
-                    // request's entry and staging chunk stay the device's untouched
-                    // until we answer DONE after this op's CQE.
-                    let pushed = unsafe { self.ring.submission().push(&sqe) };
-                    if pushed.is_ok() {
-                        self.in_flight += 1;
-                    } else {
-                        // Cannot happen while in_flight <= SQ size; answer, never drop.
-                        tracing::error!(pos, "io_uring SQ full; request answered -EAGAIN");
-                        self.answer(pos, -libc::EAGAIN);
-                    }
-                }
+                Ok(Request::Pwrite {
+                    endpoint,
+                    staging,
+                    offset,
+                }) => self.pwrites.push(Pwrite {
+                    pos,
+                    endpoint,
+                    staging,
+                    offset,
+                }),
+                Ok(request) => self.push(pos, &request),
             }
         }
         self.cursor = (self.cursor + 1) % n.max(1);
+        self.push_pwrites();
         taken
+    }
+
+    /// Sends this pass's pwrites: each run of more than one as a `WRITEV`, the rest
+    /// one `WRITE` each ([`runs`]).
+    fn push_pwrites(&mut self) {
+        let mut pwrites = std::mem::take(&mut self.pwrites);
+        for run in runs::runs(&mut pwrites) {
+            let run = &pwrites[run];
+            if let [one] = run {
+                let request = Request::Pwrite {
+                    endpoint: one.endpoint,
+                    staging: one.staging,
+                    offset: one.offset,
+                };
+                self.push(one.pos, &request);
+            } else {
+                self.push_run(run);
+            }
+        }
+        pwrites.clear();
+        self.pwrites = pwrites; // keeps its allocation for the next pass
+    }
+
+    /// Pushes one validated request's SQE; a full SQ (which cannot happen while
+    /// `in_flight` stays below its size) answers it `-EAGAIN` rather than drop it.
+    fn push(&mut self, pos: u64, request: &Request) {
+        let sqe = self.sqe(request).user_data(pos);
+        // SAFETY: the SQE's buffer lies inside the staging area (validated), which
+        // the channel keeps alive past `close()`; the request's entry and staging
+        // chunk stay the device's untouched until we answer DONE after this op's CQE.
+        let pushed = unsafe { self.ring.submission().push(&sqe) };
+        if pushed.is_ok() {
+            self.in_flight += 1;
+        } else {
+            tracing::error!(pos, "io_uring SQ full; request answered -EAGAIN");
+            self.answer(pos, -libc::EAGAIN);
+        }
+    }
+
+    /// Pushes a run of pwrites (one endpoint, ranges end to end) as one `WRITEV`.
+    fn push_run(&mut self, run: &[Pwrite]) {
+        let base = self.staging.host_ptr.as_ptr();
+        let iovecs = Iovecs(
+            run.iter()
+                .map(|w| libc::iovec {
+                    iov_base: base.wrapping_add(w.staging.off()).cast(),
+                    iov_len: w.staging.len(),
+                })
+                .collect(),
+        );
+        let parts = run.iter().map(|w| (w.pos, w.staging.len())).collect();
+        let index = match self.runs.iter().position(Option::is_none) {
+            Some(free) => free,
+            None => {
+                self.runs.push(None);
+                self.runs.len() - 1
+            }
+        };
+        let (ep, offset) = (run[0].endpoint, run[0].offset);
+        let (iov, count) = (iovecs.0.as_ptr(), iovecs.0.len() as u32);
+        let sqe = match self.files {
+            Files::Fixed => opcode::Writev::new(types::Fixed(ep), iov, count),
+            Files::Raw => opcode::Writev::new(types::Fd(self.fds[ep as usize]), iov, count),
+        }
+        .offset(offset)
+        .build()
+        .user_data(RUN | index as u64);
+        // SAFETY: every iovec names a validated staging range (inside the staging
+        // area, which the channel keeps alive past `close()`) whose request stays
+        // unanswered, so untouched by the device, until this op's CQE; the iovec
+        // array itself is kept in `self.runs` until then.
+        let pushed = unsafe { self.ring.submission().push(&sqe) };
+        if pushed.is_ok() {
+            self.in_flight += 1;
+            self.run_counts.0 += 1;
+            self.run_counts.1 += run.len() as u64;
+            self.runs[index] = Some(InRing { parts, iovecs });
+        } else {
+            tracing::error!(
+                parts = run.len(),
+                "io_uring SQ full; requests answered -EAGAIN"
+            );
+            for w in run {
+                self.answer(w.pos, -libc::EAGAIN);
+            }
+        }
     }
 
     /// The SQE for a validated request.
@@ -618,21 +738,43 @@ impl Forwarder {
     /// Answers every completion the ring has.
     fn reap(&mut self) -> u32 {
         let mut n = 0;
-        let mut cq = self.ring.completion();
-        cq.sync();
-        for cqe in &mut cq {
-            let pos = cqe.user_data();
+        let mut reaped = std::mem::take(&mut self.reaped);
+        reaped.extend(
+            self.ring
+                .completion()
+                .map(|cqe| (cqe.user_data(), cqe.result())),
+        );
+        for &(pos, result) in &reaped {
             if pos == CANCEL {
                 continue; // the cancel request itself
             }
-            let result = cqe.result();
             self.in_flight = self.in_flight.saturating_sub(1);
-            let entries = self.open.len() as u64;
-            self.open[(pos % entries) as usize] = false;
-            self.queue.entry(pos).answer(pos, result);
-            self.counters.finished(i64::from(result));
-            n += 1;
+            if pos & RUN == 0 {
+                self.answer(pos, result);
+                n += 1;
+                continue;
+            }
+            let run = usize::try_from(pos & !RUN)
+                .ok()
+                .and_then(|i| self.runs.get_mut(i))
+                .and_then(Option::take);
+            let Some(run) = run else {
+                // Only this thread writes user_data: a bug, not the device's doing.
+                tracing::error!(
+                    user_data = pos,
+                    "a WRITEV completion for no run in the ring"
+                );
+                continue;
+            };
+            let shares = runs::shares(result, run.parts.iter().map(|&(_, len)| len));
+            for (&(pos, _), share) in run.parts.iter().zip(shares) {
+                self.answer(pos, share);
+                n += 1;
+            }
+            drop(run.iovecs); // only now: the kernel may read them until the CQE
         }
+        reaped.clear();
+        self.reaped = reaped; // keeps its allocation for the next round
         n
     }
 

@@ -212,6 +212,51 @@ fn refused_requests_get_their_errno_and_no_syscall() {
 }
 
 #[test]
+fn pwrites_published_together_end_to_end_land_whole_and_each_is_answered_its_length() {
+    // Each "thread" writes its 48-byte row at pos * 48, as a kernel's rows do: the
+    // forwarder may send the rows it takes in one pass as one WRITEV (runs.rs).
+    let file = tempfile::tempfile().unwrap();
+    let builder = ForwardBuilder {
+        rings: 1,
+        ..ForwardBuilder::default()
+    };
+    let config = ChannelConfig {
+        endpoints: vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        slots: 64,
+        slot_size: 4096,
+        close_timeout: Duration::from_secs(5),
+        ..ChannelConfig::default()
+    };
+    let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
+    let dev = FakeDevice::new(&ch);
+    let row = |pos: u64| format!("{:<47}\n", format!("row {pos:04} of a kernel's output"));
+    assert_eq!(row(7).len(), 48);
+    for lap in 0..3u64 {
+        // Published out of order, and with every entry of the ring at once.
+        let positions: Vec<u64> = (0..64).map(|k| lap * 64 + (k * 37) % 64).collect();
+        for &pos in &positions {
+            let chunk = (pos % 64) * 4096;
+            dev.staging_write(chunk as usize, row(pos).as_bytes());
+            dev.publish(pos, req(op::PWRITE, 0, 48, chunk, pos as i64 * 48));
+        }
+        for &pos in &positions {
+            assert_eq!(dev.wait(pos), 48, "row {pos}");
+            dev.release(pos);
+        }
+    }
+    let mut got = String::new();
+    let mut f = &file;
+    std::io::Seek::rewind(&mut f).unwrap();
+    f.read_to_string(&mut got).unwrap();
+    let want: String = (0..192).map(row).collect();
+    assert_eq!(got, want);
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 192);
+    assert_eq!(report.counters.completed, 192);
+}
+
+#[test]
 fn entries_are_taken_in_any_order() {
     let file = tempfile::tempfile().unwrap();
     let ch = open(
