@@ -25,6 +25,7 @@ pub mod memory;
 pub mod probe;
 pub mod queue;
 pub mod request;
+pub mod runs;
 mod sync;
 pub mod transport;
 pub mod uring;

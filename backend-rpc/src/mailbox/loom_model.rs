@@ -1,6 +1,7 @@
 //! Loom models of the mailbox port hand-off (`.ci/loom`): the host side is the
-//! server's own [`answer`]; the device side mirrors `gpuio/mailbox.h` (submit, poll,
-//! the reclaim rule) and the turns of `gpuio/api.h` ([`gpuio_core::turns_model`]).
+//! server's own [`take`] and [`reply`]; the device side mirrors `gpuio/mailbox.h`
+//! (submit, poll, the reclaim rule) and the turns of `gpuio/api.h`
+//! ([`gpuio_core::turns_model`]).
 //! The request and the port's staging chunk are loom `UnsafeCell`s (the result rides
 //! in the host's answer word, `host_out`), so
 //! loom reports any interleaving in which both sides touch one of them unordered.
@@ -15,7 +16,7 @@ use std::sync::atomic::Ordering;
 use gpuio_core::abi::{self, op};
 use gpuio_core::turns_model::Turns;
 
-use super::server::{answer, AnswerWord, Flag, PortView};
+use super::server::{reply, take, AnswerWord, Flag, PortView};
 
 impl Flag for AtomicU32 {
     fn load(&self, order: Ordering) -> u32 {
@@ -51,7 +52,7 @@ impl PortView for Port {
         &self.host_out
     }
     fn request(&self, _: u32) -> abi::Request {
-        // SAFETY: `answer` reads it after acquiring the flip; loom checks the order.
+        // SAFETY: `take` reads it after acquiring the flip; loom checks the order.
         self.req.with(|p| unsafe { *p })
     }
 }
@@ -110,24 +111,23 @@ impl Port {
         (i64::from(abi::mailbox_answer::result(answer)), filled)
     }
 
-    /// The server's loop on this one port: `answer` with a "pread" that reads the
-    /// staged word and fills the chunk (what `sys::pread` does), until `n` answered.
+    /// The server's loop on this one port: `take` and `reply` around a "pread" that
+    /// reads the staged word and fills the chunk (what `sys::pread` does), until `n`
+    /// answered.
     fn serve(&self, n: usize) {
         let mut answered = 0;
         while answered < n {
-            let done = answer(self, 0, |req| {
-                assert_eq!(req.op, op::PREAD, "the request published with the flip");
-                // SAFETY: the flip was acquired: the device handed the chunk over.
-                let staged = self.staging.with(|p| unsafe { *p });
-                // SAFETY: as above.
-                self.staging.with_mut(|p| unsafe { *p = staged + 1000 });
-                Some(staged as i64)
-            });
-            if done {
-                answered += 1;
-            } else {
+            let Some((sent, req)) = take(self, 0) else {
                 loom::thread::yield_now();
-            }
+                continue;
+            };
+            assert_eq!(req.op, op::PREAD, "the request published with the flip");
+            // SAFETY: the flip was acquired: the device handed the chunk over.
+            let staged = self.staging.with(|p| unsafe { *p });
+            // SAFETY: as above.
+            self.staging.with_mut(|p| unsafe { *p = staged + 1000 });
+            reply(self, 0, sent, staged as i64);
+            answered += 1;
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The mailbox server: host threads that answer ports with plain syscalls.
 //!
-//! Each typed request is one plain syscall: `pwrite`/`pread` on files,
-//! `write`/`read` on pipes, `send` with `MSG_NOSIGNAL` and `recv` on sockets (the
-//! rulebook makes every stream op on a socket one of those), so a send to a closed
-//! peer answers `-EPIPE` and never raises `SIGPIPE` in the host.
+//! Each typed request is one plain syscall: `pwrite`/`pread` on files, `write`/`read`
+//! on pipes, `send` with `MSG_NOSIGNAL` and `recv` on sockets (the rulebook makes
+//! every stream op on a socket one of those), so a send to a closed peer answers
+//! `-EPIPE` and never raises `SIGPIPE` in the host. Pwrites a thread takes in one
+//! round wait for its end: those whose ranges of one file follow each other are
+//! then made as one `pwritev` ([`runs`]).
 //!
 //! Server threads by load: thread 0 always serves; threads 1, 2, … sleep (parked)
 //! until a thread's round answers [`WAKE_AT`] requests or more, then the next
@@ -28,6 +30,7 @@ use gpuio_core::abi;
 use gpuio_core::endpoint::Endpoint;
 use gpuio_core::memory::SharedMemory;
 use gpuio_core::request::{self, Request};
+use gpuio_core::runs;
 use gpuio_core::transport::{Backoff, CounterBlock, Counters, TransportError};
 use gpuio_core::KeepAlive;
 
@@ -71,33 +74,30 @@ pub(crate) trait PortView {
     fn request(&self, i: u32) -> abi::Request;
 }
 
-/// The host's half of the port hand-off (`gpuio/mailbox.h`): if port `i` holds a
-/// request (`device_out`, acquired, differs from `host_out`'s flip), `run` it and
-/// answer: `host_out` = `device_out`'s flip with the result (release), one word.
-/// `run` returns `None` to leave the request pending for a later round. A result
-/// beyond 32 bits (none: Linux moves at most 0x7ffff000 bytes a call) is answered
-/// `-EOVERFLOW`.
-pub(crate) fn answer<P: PortView>(
-    ports: &P,
-    i: u32,
-    run: impl FnOnce(&abi::Request) -> Option<i64>,
-) -> bool {
+/// The host's half of the port hand-off (`gpuio/mailbox.h`), first step: port `i`'s
+/// request and the device's flag it came with, if it holds one (`device_out`,
+/// acquired, differs from `host_out`'s flip). [`reply`] answers it; a request left
+/// unanswered is found again next round.
+pub(crate) fn take<P: PortView>(ports: &P, i: u32) -> Option<(u32, abi::Request)> {
     // Acquire: the request (and its staging bytes) written before the flip are
     // visible from here on. `host_out` is ours alone.
     let sent = ports.device_out(i).load(Ordering::Acquire);
     if sent == abi::mailbox_answer::flip(ports.host_out(i).load(Ordering::Relaxed)) {
-        return false;
+        return None;
     }
-    let req = ports.request(i);
-    let Some(result) = run(&req) else {
-        return false;
-    };
+    Some((sent, ports.request(i)))
+}
+
+/// The hand-off's second step: answers the request [`take`] found with flag `sent`:
+/// `host_out` = that flag's flip with the result (release), one word. A result
+/// beyond 32 bits (none: Linux moves at most 0x7ffff000 bytes a call) is answered
+/// `-EOVERFLOW`.
+pub(crate) fn reply<P: PortView>(ports: &P, i: u32, sent: u32, result: i64) {
     let result = i32::try_from(result).unwrap_or(-libc::EOVERFLOW);
     // Release: the bytes read into staging before the answer.
     ports
         .host_out(i)
         .store(abi::mailbox_answer::word(sent, result), Ordering::Release);
-    true
 }
 
 /// The shared `MailboxPort[count]` array, seen from the host.
@@ -336,6 +336,7 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
     let mut quiet_since: Option<Instant> = None;
     let mut served_at = Instant::now();
     let awake = &shared.helpers.awake[cfg.index as usize];
+    let mut held = Held::new(shared.ports.count());
     loop {
         if shared.control.stop.load(Ordering::Acquire) {
             break;
@@ -348,7 +349,7 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
             served_at = Instant::now();
             continue;
         }
-        let served = serve_round(&shared, cfg);
+        let served = serve_round(&shared, cfg, &mut held);
         let now = Instant::now();
         if let Some(deadline) = draining {
             if now >= deadline {
@@ -376,9 +377,27 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
     tracing::debug!("mailbox server stopped");
 }
 
+/// The pwrites one server thread took in a round and has not answered yet: their
+/// ports stay claimed until [`write_runs`] answers them.
+struct Held {
+    pwrites: Vec<runs::Pwrite>,
+    /// Per port, the device's flag its held pwrite came with.
+    sent: Box<[u32]>,
+}
+
+impl Held {
+    fn new(ports: u32) -> Self {
+        Self {
+            pwrites: Vec::new(),
+            sent: vec![0; ports as usize].into_boxed_slice(),
+        }
+    }
+}
+
 /// Answers every pending port once, from this thread's start on, each only after
-/// claiming it. Returns how many it answered.
-fn serve_round(shared: &Shared, cfg: ServerConfig) -> u32 {
+/// claiming it; pwrites at the round's end, those whose ranges of one file follow
+/// each other as one `pwritev` ([`runs`]). Returns how many it answered.
+fn serve_round(shared: &Shared, cfg: ServerConfig, held: &mut Held) -> u32 {
     let count = shared.ports.count();
     let start = (u64::from(cfg.index) * u64::from(count) / u64::from(cfg.threads.max(1))) as u32;
     let mut served = 0;
@@ -391,34 +410,133 @@ fn serve_round(shared: &Shared, cfg: ServerConfig) -> u32 {
         if claim.swap(true, Ordering::Acquire) {
             continue; // another thread answers it
         }
-        if serve_port(shared, cfg.index, i) {
-            served += 1;
+        match serve_port(shared, cfg.index, i, held) {
+            Served::Held => {
+                if held.pwrites.len() >= runs::MOST_PARTS {
+                    served += write_runs(shared, cfg.index, held);
+                }
+                continue; // claimed until answered
+            }
+            Served::Answered => served += 1,
+            Served::Left => {}
         }
         claim.store(false, Ordering::Release);
     }
-    served
+    served + write_runs(shared, cfg.index, held)
 }
 
-/// Answers port `i` if it holds a request, counting it as server thread `thread`'s.
-/// The caller holds the port's claim (or is the only server).
-pub(crate) fn serve_port(shared: &Shared, thread: u32, i: u32) -> bool {
+/// What [`serve_port`] did with a port.
+enum Served {
+    /// Answered.
+    Answered,
+    /// Nothing to answer, or a stream that is not ready: left pending.
+    Left,
+    /// A pwrite, held (and its port claimed) for [`write_runs`].
+    Held,
+}
+
+/// Answers port `i` if it holds a request, counting it as server thread `thread`'s,
+/// or holds it in `held` if it is a pwrite. The caller holds the port's claim (or
+/// is the only server).
+fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
+    let Some((sent, raw)) = take(&shared.ports, i) else {
+        return Served::Left;
+    };
     let counts = shared.counters.of(thread);
-    answer(&shared.ports, i, |raw| {
-        let checked = validate(shared, raw);
-        if matches!(&checked, Ok(r) if !ready(shared, r)) {
-            // A stream that would block: answering it now would stop this thread, and
-            // every port it serves, until data comes. Leave it pending (the caller's
-            // deadline still bounds its wait) and look again next round.
-            return None;
+    let checked = validate(shared, &raw);
+    match checked {
+        Ok(Request::Pwrite {
+            endpoint,
+            staging,
+            offset,
+        }) => {
+            counts.submitted();
+            held.sent[i as usize] = sent;
+            held.pwrites.push(runs::Pwrite {
+                id: u64::from(i),
+                endpoint,
+                staging,
+                offset,
+            });
+            return Served::Held;
         }
-        counts.submitted();
-        let result = match checked {
-            Ok(r) => execute(shared, &r),
-            Err(errno) => i64::from(errno),
+        // A stream that would block: answering it now would stop this thread, and
+        // every port it serves, until data comes. Leave it pending (the caller's
+        // deadline still bounds its wait) and look again next round.
+        Ok(ref r) if !ready(shared, r) => return Served::Left,
+        _ => {}
+    }
+    counts.submitted();
+    let result = match checked {
+        Ok(r) => execute(shared, &r),
+        Err(errno) => i64::from(errno),
+    };
+    counts.finished(result);
+    reply(&shared.ports, i, sent, result);
+    Served::Answered
+}
+
+/// Makes the held pwrites, a run of more than one as one `pwritev`, answers each
+/// and lets its port go. Returns how many it answered.
+fn write_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
+    let counts = shared.counters.of(thread);
+    let mut answered = 0;
+    let mut pwrites = std::mem::take(&mut held.pwrites);
+    for run in runs::runs(&mut pwrites) {
+        let run = &pwrites[run];
+        let results = match run {
+            [one] => vec![execute(
+                shared,
+                &Request::Pwrite {
+                    endpoint: one.endpoint,
+                    staging: one.staging,
+                    offset: one.offset,
+                },
+            )],
+            _ => runs::shares(pwritev(shared, run), run.iter().map(|w| w.staging.len()))
+                .into_iter()
+                .map(i64::from)
+                .collect(),
         };
-        counts.finished(result);
-        Some(result)
-    })
+        for (w, result) in run.iter().zip(results) {
+            let i = w.id as u32; // a port index, from serve_port
+            counts.finished(result);
+            reply(&shared.ports, i, held.sent[i as usize], result);
+            shared.claims[i as usize].0.store(false, Ordering::Release);
+            answered += 1;
+        }
+    }
+    pwrites.clear();
+    held.pwrites = pwrites; // keeps its allocation for the next round
+    answered
+}
+
+/// One `pwritev` of a run (one endpoint, ranges end to end): bytes written or
+/// `-errno`.
+fn pwritev(shared: &Shared, run: &[runs::Pwrite]) -> i32 {
+    let Some(fd) = shared
+        .endpoints
+        .get(run[0].endpoint as usize)
+        .and_then(|ep| ep.fd())
+    else {
+        return -libc::EBADF;
+    };
+    let base = shared.staging.host.as_ptr();
+    let iovecs: Vec<libc::iovec> = run
+        .iter()
+        .map(|w| libc::iovec {
+            iov_base: base.wrapping_add(w.staging.off()).cast(),
+            iov_len: w.staging.len(),
+        })
+        .collect();
+    // Validated offsets are at most i64::MAX - len.
+    let offset = run[0].offset as i64;
+    // SAFETY: `validate` put every range inside the staging area, which `Shared::_keep`
+    // keeps mapped; no Rust reference points into it.
+    match unsafe { sys::pwritev(fd, &iovecs, offset) } {
+        Ok(n) => i32::try_from(n).unwrap_or(i32::MAX),
+        Err(e) => -e.raw_os_error(),
+    }
 }
 
 /// Whether `req` can run without blocking: stream reads and writes wait until

@@ -252,6 +252,52 @@ fn stream_ops_use_the_fds_own_position() {
 }
 
 #[test]
+fn rows_written_end_to_end_in_one_round_land_whole_beside_other_requests() {
+    // Each "thread" writes its 48-byte row at port * 48, as a kernel's rows do, while
+    // other ports hold NOPs and a read of a row already written: the server makes the
+    // rows it takes in a round as one pwritev (runs) and answers everything.
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &MailboxBuilder::new().server_threads(1),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        64,
+    );
+    let dev = FakeDevice::new(&ch);
+    let row = |r: u32| format!("{:<47}\n", format!("row {r:04} of a kernel's output"));
+    for lap in 0..3u32 {
+        let rows: Vec<u32> = (0..60).map(|k| (k * 37) % 60).collect();
+        for &i in &rows {
+            let r = lap * 60 + i;
+            dev.put_staging(dev.chunk(i), row(r).as_bytes());
+            let at = i64::from(r) * 48;
+            dev.send(i, req(abi::op::PWRITE, 0, dev.chunk(i), 48, at));
+        }
+        dev.send(60, req(abi::op::NOP, 0, 0, 0, 0));
+        if lap > 0 {
+            let at = i64::from(lap - 1) * 60 * 48;
+            dev.send(61, req(abi::op::PREAD, 0, dev.chunk(61), 48, at));
+        }
+        for &i in &rows {
+            let wait = dev.wait(i, Duration::from_secs(10));
+            assert_eq!(wait, Some(48), "row {}", lap * 60 + i);
+        }
+        assert_eq!(dev.wait(60, Duration::from_secs(10)), Some(0));
+        if lap > 0 {
+            assert_eq!(dev.wait(61, Duration::from_secs(10)), Some(48));
+            let back = dev.get_staging(dev.chunk(61), 48);
+            assert_eq!(back, row((lap - 1) * 60).as_bytes());
+        }
+    }
+    let mut got = String::new();
+    (&file).read_to_string(&mut got).unwrap();
+    assert_eq!(got, (0..180).map(row).collect::<String>());
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 185);
+    assert_eq!(report.counters.completed, 185);
+}
+
+#[test]
 fn several_server_threads_answer_every_port() {
     let file = tempfile::tempfile().unwrap();
     let ch = open(

@@ -5,7 +5,7 @@
 //! for streams: the file position), `SEND` with `MSG_NOSIGNAL` and `RECV` for
 //! sockets (the rulebook makes every stream op on a socket one of those) — but a
 //! NOP, answered here, and pwrites taken in one pass whose ranges of one file
-//! follow each other, sent as one `WRITEV` ([`runs`](super::runs)).
+//! follow each other, sent as one `WRITEV` ([`runs`](crate::runs)).
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 use crate::endpoint::Endpoint;
 use crate::memory::SharedRegion;
 use crate::request::{validate, Request, Staging};
+use crate::runs::{self, Pwrite};
 use crate::transport::{Backoff, CounterBlock, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
 use super::queue::{self, BadStamp, QueueView, Stamp};
-use super::runs::{self, Pwrite};
 
 /// First sleep in `io_uring_enter` while waiting for a completion; doubles up to
 /// `idle_max` while nothing happens.
@@ -538,7 +538,7 @@ impl Forwarder {
                     staging,
                     offset,
                 }) => self.pwrites.push(Pwrite {
-                    pos,
+                    id: pos,
                     endpoint,
                     staging,
                     offset,
@@ -563,7 +563,7 @@ impl Forwarder {
                     staging: one.staging,
                     offset: one.offset,
                 };
-                self.push(one.pos, &request);
+                self.push(one.id, &request);
             } else {
                 self.push_run(run);
             }
@@ -599,7 +599,7 @@ impl Forwarder {
                 })
                 .collect(),
         );
-        let parts = run.iter().map(|w| (w.pos, w.staging.len())).collect();
+        let parts = run.iter().map(|w| (w.id, w.staging.len())).collect();
         let index = match self.runs.iter().position(Option::is_none) {
             Some(free) => free,
             None => {
@@ -632,7 +632,7 @@ impl Forwarder {
                 "io_uring SQ full; requests answered -EAGAIN"
             );
             for w in run {
-                self.answer(w.pos, -libc::EAGAIN);
+                self.answer(w.id, -libc::EAGAIN);
             }
         }
     }

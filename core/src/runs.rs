@@ -1,30 +1,32 @@
-//! Runs of pwrites: requests a forwarder took in one pass that write one file's
+//! Runs of pwrites, for a transport's host half: requests taken together (in one
+//! pass over a forward ring, one round over mailbox ports) that write one file's
 //! bytes end to end (each thread of a kernel writing its own record at
-//! `t * size`, say) go to the kernel as one `WRITEV`.
+//! `t * size`, say) go to the kernel as one vectored write.
 //!
 //! Why: a buffered write to a file whose file system cannot write without blocking
-//! (ext4) is handed by io_uring to an io-wq worker, and io-wq runs one file's
-//! writes on one worker at a time. Each request then pays a worker's hand-off, a
-//! few microseconds, for 64 bytes of copying.
+//! (ext4) is handed by io_uring to an io-wq worker, one file's writes one at a time,
+//! so each request paid a worker's hand-off, a few microseconds, for 64 bytes of
+//! copying; plain `pwrite`s from several threads queue on the file's lock.
 //!
-//! What a run promises: its requests were all published before the forwarder took
-//! them and none was answered, so no two of them are ordered by any thread (a
-//! thread's next request waits for the answer to its last); writing them as one
-//! `WRITEV` is one of the orders they could have run in. Only ranges that follow
-//! each other exactly are joined (no overlap, no gap), on the same endpoint.
-//! Each request is answered with its share of what the `WRITEV` did
-//! ([`shares`]): the whole of its length, or for a short write the part of its
-//! range that was written (0 past it), or the error of a `WRITEV` that failed.
+//! What a run promises: its requests were all published before they were taken
+//! and none was answered, so no two of them are ordered by any thread (a thread's
+//! next request waits for the answer to its last); writing them as one vectored
+//! write is one of the orders they could have run in. Only ranges that follow each
+//! other exactly are joined (no overlap, no gap), on the same endpoint. Each
+//! request is answered with its share of what the write did ([`shares`]): the
+//! whole of its length, or for a short write the part of its range that was
+//! written (0 past it), or the error of a write that failed.
 
 use crate::request::Staging;
 
-/// Most requests one `WRITEV` carries (`IOV_MAX` on Linux).
-pub(crate) const MOST_PARTS: usize = 1024;
+/// Most requests one vectored write carries (`IOV_MAX` on Linux).
+pub const MOST_PARTS: usize = 1024;
 
-/// A pwrite taken from the queue, not yet sent to the ring.
+/// A validated pwrite taken from the device, not yet made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Pwrite {
-    pub pos: u64,
+pub struct Pwrite {
+    /// The transport's name for the request (forward's position, mailbox's port).
+    pub id: u64,
     pub endpoint: u32,
     pub staging: Staging,
     pub offset: u64,
@@ -39,8 +41,8 @@ impl Pwrite {
 /// Sorts `writes` by endpoint and offset and splits them into runs: consecutive
 /// requests of one endpoint, each starting where the one before ended, at most
 /// [`MOST_PARTS`] to a run. Every request is in exactly one run, in that order.
-pub(crate) fn runs(writes: &mut [Pwrite]) -> Vec<std::ops::Range<usize>> {
-    writes.sort_unstable_by_key(|w| (w.endpoint, w.offset, w.pos));
+pub fn runs(writes: &mut [Pwrite]) -> Vec<std::ops::Range<usize>> {
+    writes.sort_unstable_by_key(|w| (w.endpoint, w.offset, w.id));
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=writes.len() {
@@ -56,10 +58,10 @@ pub(crate) fn runs(writes: &mut [Pwrite]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Each part's answer when a `WRITEV` of parts of `lens` bytes, in order, returned
+/// Each part's answer when a vectored write of parts of `lens` bytes, in order, returned
 /// `result`: an error goes to every part; bytes written are handed out from the
 /// first part on, each part getting at most its length.
-pub(crate) fn shares(result: i32, lens: impl IntoIterator<Item = usize>) -> Vec<i32> {
+pub fn shares(result: i32, lens: impl IntoIterator<Item = usize>) -> Vec<i32> {
     let mut left = result;
     lens.into_iter()
         .map(|len| {
@@ -80,7 +82,7 @@ mod tests {
     /// A pwrite of `len` bytes at `offset` from staging chunk `pos`.
     fn pw(pos: u64, endpoint: u32, offset: u64, len: usize) -> Pwrite {
         Pwrite {
-            pos,
+            id: pos,
             endpoint,
             staging: Staging::unchecked(pos as usize * 4096, len),
             offset,
@@ -89,7 +91,7 @@ mod tests {
 
     fn positions(writes: &[Pwrite], runs: &[std::ops::Range<usize>]) -> Vec<Vec<u64>> {
         runs.iter()
-            .map(|r| writes[r.clone()].iter().map(|w| w.pos).collect())
+            .map(|r| writes[r.clone()].iter().map(|w| w.id).collect())
             .collect()
     }
 
