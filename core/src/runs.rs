@@ -58,6 +58,18 @@ pub fn runs(writes: &mut [Pwrite]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// A run's iovecs: each part's staging range, in the staging area that starts at
+/// host address `staging`. Only addresses are computed here; whoever passes them to
+/// the kernel keeps that area mapped.
+pub fn iovecs(staging: *mut u8, run: &[Pwrite]) -> Box<[libc::iovec]> {
+    run.iter()
+        .map(|w| libc::iovec {
+            iov_base: staging.wrapping_add(w.staging.off()).cast(),
+            iov_len: w.staging.len(),
+        })
+        .collect()
+}
+
 /// Each part's answer when a vectored write of parts of `lens` bytes, in order, returned
 /// `result`: an error goes to every part; bytes written are handed out from the
 /// first part on, each part getting at most its length.
@@ -134,6 +146,20 @@ mod tests {
     #[test]
     fn no_pwrites_make_no_runs() {
         assert!(runs(&mut []).is_empty());
+    }
+
+    #[test]
+    fn a_runs_iovecs_name_each_parts_staging_range_in_file_order() {
+        let mut staging = vec![0u8; 4 * 4096];
+        let base = staging.as_mut_ptr();
+        let mut w = vec![pw(3, 0, 64, 16), pw(1, 0, 0, 64)];
+        let r = runs(&mut w);
+        let iov = iovecs(base, &w[r[0].clone()]);
+        let got: Vec<_> = iov
+            .iter()
+            .map(|v| (v.iov_base as usize - base as usize, v.iov_len))
+            .collect();
+        assert_eq!(got, vec![(4096, 64), (3 * 4096, 16)]);
     }
 
     #[test]

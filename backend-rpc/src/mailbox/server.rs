@@ -521,14 +521,7 @@ fn pwritev(shared: &Shared, run: &[runs::Pwrite]) -> i32 {
     else {
         return -libc::EBADF;
     };
-    let base = shared.staging.host.as_ptr();
-    let iovecs: Vec<libc::iovec> = run
-        .iter()
-        .map(|w| libc::iovec {
-            iov_base: base.wrapping_add(w.staging.off()).cast(),
-            iov_len: w.staging.len(),
-        })
-        .collect();
+    let iovecs = runs::iovecs(shared.staging.host.as_ptr(), run);
     // Validated offsets are at most i64::MAX - len.
     let offset = run[0].offset as i64;
     // SAFETY: `validate` put every range inside the staging area, which `Shared::_keep`

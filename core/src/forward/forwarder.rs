@@ -590,15 +590,7 @@ impl Forwarder {
 
     /// Pushes a run of pwrites (one endpoint, ranges end to end) as one `WRITEV`.
     fn push_run(&mut self, run: &[Pwrite]) {
-        let base = self.staging.host_ptr.as_ptr();
-        let iovecs = Iovecs(
-            run.iter()
-                .map(|w| libc::iovec {
-                    iov_base: base.wrapping_add(w.staging.off()).cast(),
-                    iov_len: w.staging.len(),
-                })
-                .collect(),
-        );
+        let iovecs = Iovecs(runs::iovecs(self.staging.host_ptr.as_ptr(), run));
         let parts = run.iter().map(|w| (w.id, w.staging.len())).collect();
         let index = match self.runs.iter().position(Option::is_none) {
             Some(free) => free,
