@@ -69,8 +69,8 @@
 //!   sockets). A `NOP` never reaches the ring: the forwarder answers it 0 when it
 //!   takes it, so a NOP's round trip is the transport's own. `PWRITE`s taken in
 //!   one pass whose ranges of one file follow each other end to end become one
-//!   `WRITEV`, each answered its share ([`crate::runs`]). The buffer is the staging area's host address
-//!   plus `staging_off`. Endpoints are registered as fixed files when the kernel
+//!   `WRITEV`, each answered its share ([`crate::runs`]). The buffer is the
+//!   staging area's host address plus `staging_off`. Endpoints are registered as fixed files when the kernel
 //!   allows (else raw fds are used), so a request names an endpoint index only.
 //!   Short reads and writes are returned as they are (the device header decides).
 //! * **Counting.** Every request the forwarder takes off the queue is `submitted`;
