@@ -17,7 +17,7 @@
 //! whole of its length, or for a short write the part of its range that was
 //! written (0 past it), or the error of a write that failed.
 
-use crate::request::Staging;
+use crate::request::{Request, Staging};
 
 /// Most requests one vectored write carries (`IOV_MAX` on Linux).
 pub const MOST_PARTS: usize = 1024;
@@ -33,6 +33,15 @@ pub struct Pwrite {
 }
 
 impl Pwrite {
+    /// The request alone, to be made by itself.
+    pub fn request(&self) -> Request {
+        Request::Pwrite {
+            endpoint: self.endpoint,
+            staging: self.staging,
+            offset: self.offset,
+        }
+    }
+
     fn end(&self) -> u64 {
         self.offset + self.staging.len() as u64
     }

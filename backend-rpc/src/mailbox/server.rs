@@ -485,14 +485,7 @@ fn write_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
     for run in runs::runs(&mut pwrites) {
         let run = &pwrites[run];
         let results = match run {
-            [one] => vec![execute(
-                shared,
-                &Request::Pwrite {
-                    endpoint: one.endpoint,
-                    staging: one.staging,
-                    offset: one.offset,
-                },
-            )],
+            [one] => vec![execute(shared, &one.request())],
             _ => runs::shares(pwritev(shared, run), run.iter().map(|w| w.staging.len()))
                 .into_iter()
                 .map(i64::from)

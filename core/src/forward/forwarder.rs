@@ -33,10 +33,10 @@ const CANCEL: u64 = u64::MAX;
 /// the run's index in `Forwarder::runs`.
 const RUN: u64 = 1 << 63;
 
-/// A run of pwrites in the ring: its requests (position, length) in file order,
-/// and the iovecs the `WRITEV` names.
+/// A run of pwrites in the ring: its requests' positions in file order, and the
+/// iovecs the `WRITEV` names (one per request, its length).
 struct InRing {
-    parts: Vec<(u64, usize)>,
+    positions: Vec<u64>,
     iovecs: Iovecs,
 }
 
@@ -558,12 +558,7 @@ impl Forwarder {
         for run in runs::runs(&mut pwrites) {
             let run = &pwrites[run];
             if let [one] = run {
-                let request = Request::Pwrite {
-                    endpoint: one.endpoint,
-                    staging: one.staging,
-                    offset: one.offset,
-                };
-                self.push(one.id, &request);
+                self.push(one.id, &one.request());
             } else {
                 self.push_run(run);
             }
@@ -591,7 +586,7 @@ impl Forwarder {
     /// Pushes a run of pwrites (one endpoint, ranges end to end) as one `WRITEV`.
     fn push_run(&mut self, run: &[Pwrite]) {
         let iovecs = Iovecs(runs::iovecs(self.staging.host_ptr.as_ptr(), run));
-        let parts = run.iter().map(|w| (w.id, w.staging.len())).collect();
+        let positions = run.iter().map(|w| w.id).collect();
         let index = match self.runs.iter().position(Option::is_none) {
             Some(free) => free,
             None => {
@@ -617,7 +612,7 @@ impl Forwarder {
             self.in_flight += 1;
             self.run_counts.0 += 1;
             self.run_counts.1 += run.len() as u64;
-            self.runs[index] = Some(InRing { parts, iovecs });
+            self.runs[index] = Some(InRing { positions, iovecs });
         } else {
             tracing::error!(
                 parts = run.len(),
@@ -758,8 +753,8 @@ impl Forwarder {
                 );
                 continue;
             };
-            let shares = runs::shares(result, run.parts.iter().map(|&(_, len)| len));
-            for (&(pos, _), share) in run.parts.iter().zip(shares) {
+            let shares = runs::shares(result, run.iovecs.0.iter().map(|v| v.iov_len));
+            for (&pos, share) in run.positions.iter().zip(shares) {
                 self.answer(pos, share);
                 n += 1;
             }
