@@ -44,22 +44,6 @@ pub(crate) unsafe fn pwrite(
     retrying(|| unsafe { libc::pwrite(fd.as_raw_fd(), buf.cast(), len, offset) })
 }
 
-/// `pwritev(2)`: the iovecs' bytes, in order, from `offset` on.
-///
-/// # Safety
-/// 1. Every iovec's `iov_base .. iov_base + iov_len` is mapped for the whole call (it
-///    may be written concurrently; the kernel then copies whatever bytes it finds).
-pub(crate) unsafe fn pwritev(
-    fd: BorrowedFd<'_>,
-    iovecs: &[libc::iovec],
-    offset: i64,
-) -> Result<usize, Errno> {
-    let count = libc::c_int::try_from(iovecs.len()).map_err(|_| Errno::INVAL)?;
-    // SAFETY: the iovec array is borrowed for the call and its ranges stay mapped
-    // (precondition 1); `fd` is open for the borrow's lifetime.
-    retrying(|| unsafe { libc::pwritev(fd.as_raw_fd(), iovecs.as_ptr(), count, offset) })
-}
-
 /// `pread(2)`.
 ///
 /// # Safety

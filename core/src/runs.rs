@@ -17,6 +17,8 @@
 //! whole of its length, or for a short write the part of its range that was
 //! written (0 past it), or the error of a write that failed.
 
+use std::os::fd::BorrowedFd;
+
 use crate::request::{Request, Staging};
 
 /// Most requests one vectored write carries (`IOV_MAX` on Linux).
@@ -77,6 +79,31 @@ pub fn iovecs(staging: *mut u8, run: &[Pwrite]) -> Box<[libc::iovec]> {
             iov_len: w.staging.len(),
         })
         .collect()
+}
+
+/// Makes a run (one endpoint's ranges end to end, as [`runs`] makes them) from this
+/// thread with one `pwritev(2)` to `fd`, the endpoint's descriptor: each part's
+/// answer ([`shares`]).
+///
+/// # Safety
+///
+/// `staging` is the host address of a staging area that holds every part's range
+/// (as [`validate`](crate::request::validate) checks) and stays mapped for the call,
+/// and no Rust reference points into it.
+pub unsafe fn write(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Pwrite]) -> Vec<i32> {
+    let Some(first) = run.first() else {
+        return Vec::new();
+    };
+    let iovecs = iovecs(staging, run);
+    // Validated offsets are at most i64::MAX - len.
+    let offset = i64::try_from(first.offset).unwrap_or(i64::MAX);
+    // SAFETY: every iovec names a range inside the mapped staging area (the caller's
+    // promise), reached by no Rust reference.
+    let result = match unsafe { crate::uring::sys::pwritev(fd, &iovecs, offset) } {
+        Ok(n) => i32::try_from(n).unwrap_or(i32::MAX),
+        Err(e) => -e.raw_os_error(),
+    };
+    shares(result, run.iter().map(|w| w.staging.len()))
 }
 
 /// Each part's answer when a vectored write of parts of `lens` bytes, in order, returned

@@ -486,10 +486,7 @@ fn write_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
         let run = &pwrites[run];
         let results = match run {
             [one] => vec![execute(shared, &one.request())],
-            _ => runs::shares(pwritev(shared, run), run.iter().map(|w| w.staging.len()))
-                .into_iter()
-                .map(i64::from)
-                .collect(),
+            _ => pwritev(shared, run).into_iter().map(i64::from).collect(),
         };
         for (w, result) in run.iter().zip(results) {
             let i = w.id as u32; // a port index, from serve_port
@@ -504,24 +501,17 @@ fn write_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
     answered
 }
 
-/// One `pwritev` of a run (one endpoint, ranges end to end): bytes written or
-/// `-errno`.
-fn pwritev(shared: &Shared, run: &[runs::Pwrite]) -> i32 {
-    let Some(fd) = shared
-        .endpoints
-        .get(run[0].endpoint as usize)
-        .and_then(|ep| ep.fd())
-    else {
-        return -libc::EBADF;
-    };
-    let iovecs = runs::iovecs(shared.staging.host.as_ptr(), run);
-    // Validated offsets are at most i64::MAX - len.
-    let offset = run[0].offset as i64;
-    // SAFETY: `validate` put every range inside the staging area, which `Shared::_keep`
-    // keeps mapped; no Rust reference points into it.
-    match unsafe { sys::pwritev(fd, &iovecs, offset) } {
-        Ok(n) => i32::try_from(n).unwrap_or(i32::MAX),
-        Err(e) => -e.raw_os_error(),
+/// One `pwritev` of a run (one endpoint, ranges end to end): each part's answer.
+fn pwritev(shared: &Shared, run: &[runs::Pwrite]) -> Vec<i32> {
+    let fd = run
+        .first()
+        .and_then(|w| shared.endpoints.get(w.endpoint as usize))
+        .and_then(|ep| ep.fd());
+    match fd {
+        // SAFETY: `validate` put every range inside the staging area, which
+        // `Shared::_keep` keeps mapped; no Rust reference points into it.
+        Some(fd) => unsafe { runs::write(fd, shared.staging.host.as_ptr(), run) },
+        None => vec![-libc::EBADF; run.len()],
     }
 }
 

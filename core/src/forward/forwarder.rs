@@ -5,7 +5,8 @@
 //! for streams: the file position), `SEND` with `MSG_NOSIGNAL` and `RECV` for
 //! sockets (the rulebook makes every stream op on a socket one of those) — but a
 //! NOP, answered here, and pwrites taken in one pass whose ranges of one file
-//! follow each other, sent as one `WRITEV` ([`runs`](crate::runs)).
+//! follow each other, sent as one `WRITEV` ([`runs`](crate::runs)) or, a run of
+//! a few KiB, written here with one `pwritev`.
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,7 +65,16 @@ pub(crate) struct ForwarderConfig {
     /// to [`PEER_IDLE_MAX`] unless woken: an idle channel then wakes one forwarder
     /// about a hundred times a second, not every ring's.
     pub lead: bool,
+    /// Runs of pwrites of at most this many bytes are written by this thread
+    /// itself, at most [`INLINE_PASS`] times that in a pass
+    /// ([`ForwardBuilder::inline_writes`](super::ForwardBuilder::inline_writes)).
+    pub inline_writes: usize,
 }
+
+/// A pass writes at most this many times [`ForwarderConfig::inline_writes`] bytes
+/// itself; the rest of its runs go through the ring, so that a pass over a full
+/// ring of small writes does not keep its other requests waiting for long.
+pub(crate) const INLINE_PASS: usize = 4;
 
 /// Longest idle sleep of a forwarder other than ring 0's (which wakes it sooner
 /// when there is work).
@@ -237,6 +247,11 @@ pub(crate) struct Forwarder {
     files: Files,
     /// Raw fds of the endpoints, by index (used with `Files::Raw`).
     fds: Vec<i32>,
+    /// Per endpoint, whether its fd is a regular file: only those take pwrites
+    /// written here. (A pipe registered as a file would refuse a `pwritev` with
+    /// `ESPIPE`, where io_uring ignores the offset, and a full one would block this
+    /// thread.)
+    regular: Vec<bool>,
     queue: QueueView,
     /// Kept alive for the fds and for validation.
     endpoints: Vec<Arc<Endpoint>>,
@@ -272,6 +287,8 @@ pub(crate) struct Forwarder {
     runs: Vec<Option<InRing>>,
     /// `WRITEV`s sent and the pwrites they carried, for the debug log.
     run_counts: (u64, u64),
+    /// Runs written by this thread and the pwrites they carried, for the debug log.
+    inline_counts: (u64, u64),
     /// The completions of one `reap`, (user_data, result).
     reaped: Vec<(u64, i32)>,
 }
@@ -300,6 +317,17 @@ impl Forwarder {
             .iter()
             .map(|e| e.fd().map_or(-1, |fd| fd.as_raw_fd()))
             .collect();
+        let regular = endpoints
+            .iter()
+            .map(|e| {
+                e.fd()
+                    .and_then(|fd| rustix::fs::fstat(fd).ok())
+                    .is_some_and(|st| {
+                        rustix::fs::FileType::from_raw_mode(st.st_mode)
+                            == rustix::fs::FileType::RegularFile
+                    })
+            })
+            .collect();
         let slots = queue.slots();
         if config.entries.is_empty() || config.entries.end > slots {
             return Err(TransportError::Config(format!(
@@ -323,6 +351,7 @@ impl Forwarder {
             ring,
             files,
             fds,
+            regular,
             queue,
             endpoints,
             staging,
@@ -342,6 +371,7 @@ impl Forwarder {
             pwrites: Vec::new(),
             runs: Vec::new(),
             run_counts: (0, 0),
+            inline_counts: (0, 0),
             reaped: Vec::new(),
         })
     }
@@ -428,6 +458,8 @@ impl Forwarder {
             most_in_flight = stats.most_in_flight,
             writevs = self.run_counts.0,
             pwrites_in_writevs = self.run_counts.1,
+            written_here = self.inline_counts.0,
+            pwrites_written_here = self.inline_counts.1,
             "forwarder stopped"
         );
         self.finish(deadline_hit)
@@ -551,13 +583,23 @@ impl Forwarder {
         taken
     }
 
-    /// Sends this pass's pwrites: each run of more than one as a `WRITEV`, the rest
-    /// one `WRITE` each ([`runs`]).
+    /// Makes this pass's pwrites: a run of at most `inline_writes` bytes to a
+    /// regular file here, with one `pwritev` (while the pass's allowance lasts); any
+    /// other run of more than one as a `WRITEV`, the rest one `WRITE` each
+    /// ([`runs`]).
     fn push_pwrites(&mut self) {
         let mut pwrites = std::mem::take(&mut self.pwrites);
+        let mut allowance = self.config.inline_writes.saturating_mul(INLINE_PASS);
         for run in runs::runs(&mut pwrites) {
             let run = &pwrites[run];
-            if let [one] = run {
+            let bytes: usize = run.iter().map(|w| w.staging.len()).sum();
+            let regular = run
+                .first()
+                .is_some_and(|w| self.regular.get(w.endpoint as usize) == Some(&true));
+            if regular && bytes <= self.config.inline_writes && bytes <= allowance {
+                allowance -= bytes;
+                self.write_here(run);
+            } else if let [one] = run {
                 self.push(one.id, &one.request());
             } else {
                 self.push_run(run);
@@ -565,6 +607,26 @@ impl Forwarder {
         }
         pwrites.clear();
         self.pwrites = pwrites; // keeps its allocation for the next pass
+    }
+
+    /// Writes a run from this thread (one `pwritev`) and answers each part.
+    fn write_here(&mut self, run: &[Pwrite]) {
+        let fd = run
+            .first()
+            .and_then(|w| self.endpoints.get(w.endpoint as usize))
+            .and_then(|ep| ep.fd());
+        let results = match fd {
+            // SAFETY: `validate` put every range inside the staging area, which the
+            // channel keeps mapped past `close()`; the requests stay unanswered, so
+            // their chunks untouched by the device, until the answers below.
+            Some(fd) => unsafe { runs::write(fd, self.staging.host_ptr.as_ptr(), run) },
+            None => vec![-libc::EBADF; run.len()],
+        };
+        self.inline_counts.0 += 1;
+        self.inline_counts.1 += run.len() as u64;
+        for (w, result) in run.iter().zip(results) {
+            self.answer(w.id, result);
+        }
     }
 
     /// Pushes one validated request's SQE; a full SQ (which cannot happen while

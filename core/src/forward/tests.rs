@@ -213,13 +213,39 @@ fn refused_requests_get_their_errno_and_no_syscall() {
 
 #[test]
 fn pwrites_published_together_end_to_end_land_whole_and_each_is_answered_its_length() {
-    // Each "thread" writes its 48-byte row at pos * 48, as a kernel's rows do: the
-    // forwarder may send the rows it takes in one pass as one WRITEV (runs.rs).
-    let file = tempfile::tempfile().unwrap();
-    let builder = ForwardBuilder {
+    // Through the ring alone: each run a WRITEV.
+    rows_published_together_land_whole(ForwardBuilder {
+        rings: 1,
+        inline_writes: 0,
+        ..ForwardBuilder::default()
+    });
+}
+
+#[test]
+fn small_runs_of_pwrites_are_written_by_the_forwarder_itself_whole_and_each_answered_its_length() {
+    // The default: a pass's rows (3 KiB) are written by the forwarder thread.
+    rows_published_together_land_whole(ForwardBuilder {
         rings: 1,
         ..ForwardBuilder::default()
-    };
+    });
+}
+
+#[test]
+fn runs_past_the_forwarders_own_allowance_go_through_the_ring_and_land_whole() {
+    // Runs of up to two rows (96 B) are written here, at most 400 B a pass; longer
+    // runs, and the rest of a pass, go to the ring.
+    rows_published_together_land_whole(ForwardBuilder {
+        rings: 1,
+        inline_writes: 100,
+        ..ForwardBuilder::default()
+    });
+}
+
+/// Each "thread" writes its 48-byte row at pos * 48, as a kernel's rows do: the
+/// forwarder may make the rows it takes in one pass as one vectored write
+/// (runs.rs), from its ring or itself.
+fn rows_published_together_land_whole(builder: ForwardBuilder) {
+    let file = tempfile::tempfile().unwrap();
     let config = ChannelConfig {
         endpoints: vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
         slots: 64,
@@ -232,8 +258,12 @@ fn pwrites_published_together_end_to_end_land_whole_and_each_is_answered_its_len
     let row = |pos: u64| format!("{:<47}\n", format!("row {pos:04} of a kernel's output"));
     assert_eq!(row(7).len(), 48);
     for lap in 0..3u64 {
-        // Published out of order, and with every entry of the ring at once.
-        let positions: Vec<u64> = (0..64).map(|k| lap * 64 + (k * 37) % 64).collect();
+        // Published out of order, and with every entry of the ring at once; in the
+        // last lap with gaps, so that runs of several lengths are taken together.
+        let positions: Vec<u64> = (0..64)
+            .map(|k| lap * 64 + (k * 37) % 64)
+            .filter(|pos| lap < 2 || pos % 5 != 0)
+            .collect();
         for &pos in &positions {
             let chunk = (pos % 64) * 4096;
             dev.staging_write(chunk as usize, row(pos).as_bytes());
@@ -248,12 +278,22 @@ fn pwrites_published_together_end_to_end_land_whole_and_each_is_answered_its_len
     let mut f = &file;
     std::io::Seek::rewind(&mut f).unwrap();
     f.read_to_string(&mut got).unwrap();
-    let want: String = (0..192).map(row).collect();
+    let blank = "\0".repeat(48);
+    let want: String = (0..192)
+        .map(|pos| {
+            if pos >= 128 && pos % 5 == 0 {
+                blank.clone()
+            } else {
+                row(pos)
+            }
+        })
+        .collect();
     assert_eq!(got, want);
+    let written = 128 + (128..192).filter(|pos| pos % 5 != 0).count() as u64;
     let report = ch.close();
     assert!(report.is_clean(), "{report}");
-    assert_eq!(report.counters.submitted, 192);
-    assert_eq!(report.counters.completed, 192);
+    assert_eq!(report.counters.submitted, written);
+    assert_eq!(report.counters.completed, written);
 }
 
 #[test]

@@ -1,5 +1,7 @@
-//! The raw io_uring system calls gpuio makes: the only `unsafe` calls into the
-//! kernel in this crate, each with the promise it relies on.
+//! The raw io_uring system calls gpuio makes, and the one plain write a host
+//! thread makes beside its ring ([`pwritev`], for [`crate::runs::write`]): the
+//! only `unsafe` calls into the kernel in this crate, each with the promise it
+//! relies on.
 //!
 //! rustix's `io_uring` module supplies the syscalls and the uapi structs
 //! (`io_uring_params`, `io_uring_restriction`, the flag sets); this module only adds
@@ -7,7 +9,7 @@
 //! Numbers and structs are those of `include/uapi/linux/io_uring.h`.
 
 use std::ffi::c_void;
-use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use rustix::io;
 use rustix::io_uring as ru;
@@ -183,3 +185,33 @@ pub fn sqe_flags(kind: IoringRestrictionOp, flags: IoringSqeFlags) -> io_uring_r
 
 const _: () = assert!(std::mem::size_of::<io_uring_restriction>() == 16);
 const _: () = assert!(std::mem::size_of::<io_uring_params>() == 120);
+
+/// `pwritev(2)`: the iovecs' bytes, in order, from `offset` on; `EINTR` is retried.
+///
+/// # Safety
+///
+/// Every iovec's `iov_base .. iov_base + iov_len` is mapped for the whole call and
+/// no Rust reference covers it (shared staging memory: the kernel copies whatever
+/// bytes it finds there).
+pub unsafe fn pwritev(
+    fd: BorrowedFd<'_>,
+    iovecs: &[libc::iovec],
+    offset: i64,
+) -> io::Result<usize> {
+    let count = libc::c_int::try_from(iovecs.len()).map_err(|_| io::Errno::INVAL)?;
+    loop {
+        // SAFETY: the iovec array is borrowed for the call and the ranges it names
+        // stay mapped (the caller's promise); `fd` is open for the borrow's lifetime.
+        let r = unsafe { libc::pwritev(fd.as_raw_fd(), iovecs.as_ptr(), count, offset) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let raw = std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+        let e = io::Errno::from_raw_os_error(raw);
+        if e != io::Errno::INTR {
+            return Err(e);
+        }
+    }
+}
