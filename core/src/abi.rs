@@ -282,7 +282,7 @@ pub struct DirectSlot {
     pub _pad2: u64,
 }
 
-/// [`Turn::state`] values (device-local).
+/// The slot states a [`Turn`]'s word holds (device-local).
 pub mod slot_state {
     pub const FREE: u32 = 0;
     pub const IN_FLIGHT: u32 = 1;
@@ -314,7 +314,7 @@ pub struct ForwardQueue {
 }
 
 /// `ForwardEntry::stamp`: `pos << 2 | FREE` or `pos << 2 | READY` (the position is
-/// `stamp >> 2`), or an answer ([`answer`]): DONE in the low bits, the result above
+/// `stamp >> 2`), or an answer ([`stamp::answer`]): DONE in the low bits, the result above
 /// them and the position's low 30 bits on top, so that the device reads the answer
 /// and its result in one read across PCIe (a second read of a separate `result`
 /// field was a microsecond of every forward request's round trip on an H100).

@@ -3,7 +3,7 @@
 //! the data path.
 //!
 //! Host work, and where it lives:
-//! * set-up ([`host`]): one SQPOLL ring per channel in the channel's shared memory
+//! * set-up (`direct/host.rs`): one SQPOLL ring per channel in the channel's shared memory
 //!   (`IORING_SETUP_NO_MMAP`), `slots` SQ entries and `2 × slots` CQ entries,
 //!   created disabled and confined before it is enabled — the endpoints are the
 //!   fixed-file table in index order, the staging area is fixed buffer 0, and only

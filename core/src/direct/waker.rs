@@ -16,7 +16,7 @@
 //! published ([`PublishedWord`]: gpuio's publisher stores it before each tail it
 //! releases, and the kernel consumes only up to a tail it read). On an honest
 //! channel `head <= tail <= published` for reads in that order, and no more than
-//! `2 × sq_entries` are pending ([`SqWords`] says why twice). Anything else is a kernel writing the SQ tail itself
+//! `2 × sq_entries` are pending (`SqWords` says why twice). Anything else is a kernel writing the SQ tail itself
 //! (moved a lap ahead, SQPOLL replays stale SQEs for as long as the ring lives,
 //! burning a host core and completing requests nobody made): the waker records a
 //! protocol violation once ([`Waker::violation`]), stops the ring at once

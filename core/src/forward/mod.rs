@@ -70,10 +70,11 @@
 //!   takes it, so a NOP's round trip is the transport's own. `PWRITE`s taken in
 //!   one pass whose ranges of one file follow each other end to end become one
 //!   `WRITEV`, each answered its share ([`crate::runs`]); a run of at most
-//!   [`ForwardBuilder::inline_writes`] bytes (64 KiB) to a regular file the forwarder writes itself
-//!   with one `pwritev`, sparing it io_uring's hand-off to a worker. The buffer is the
-//!   staging area's host address plus `staging_off`. Endpoints are registered as fixed files when the kernel
-//!   allows (else raw fds are used), so a request names an endpoint index only.
+//!   [`ForwardBuilder::inline_writes`] bytes (64 KiB) to a regular file the
+//!   forwarder writes itself with one `pwritev`, sparing it io_uring's hand-off to
+//!   a worker. The buffer is the staging area's host address plus `staging_off`.
+//!   Endpoints are registered as fixed files when the kernel allows (else raw fds
+//!   are used), so a request names an endpoint index only.
 //!   Short reads and writes are returned as they are (the device header decides).
 //! * **Counting.** Every request the forwarder takes off the queue is `submitted`;
 //!   it ends `completed` (result `>= 0`) or `failed` (`-errno`, refused ones
@@ -148,14 +149,16 @@ pub struct ForwardBuilder {
     pub min_ring_slots: u32,
     /// Runs of pwrites (`crate::runs`) of at most this many bytes to a regular file
     /// are written by the forwarder thread itself with one `pwritev`, not handed to
-    /// its io_uring
-    /// (0: every pwrite goes through the ring). A buffered write to a file system
-    /// that cannot write without blocking (ext4) is handed by io_uring to an io-wq
-    /// worker, and a small one waits far longer for that worker than its copy
-    /// takes: on an H100 host (ext4, 2026-11-27) one thread's 64 B pwrite took
-    /// 7.0 µs p50 written here against 24–26 µs through the ring, and whole-device
-    /// 64 B pwrites ran 5.1–7.3 M/s against 3.9–4.2. A pass over the ring writes
-    /// at most four times this itself. [`DEFAULT_INLINE_WRITES`] by default.
+    /// its io_uring (0: every pwrite goes through the ring). A buffered write to a
+    /// file system that cannot write without blocking (ext4) is handed by io_uring
+    /// to an io-wq worker, and a small one waits far longer for that worker than
+    /// its copy takes: on an H100 host (ext4, 2026-11-27, six runs each) one
+    /// thread's 64 B pwrite took 6.5–7.0 µs p50 written here against 22–26 µs
+    /// through the ring, and whole-device 64 B pwrites ran 5.1–8.1 M/s against
+    /// 3.9–5.3. A pass over the ring writes at most four times this itself, so
+    /// that its other requests do not wait long behind the copies; set 0 where a
+    /// regular file's writes may block for long (a network file system).
+    /// [`DEFAULT_INLINE_WRITES`] by default.
     pub inline_writes: usize,
 }
 

@@ -4,8 +4,8 @@
 //! with `gpuio_recv`. No syscall and no request round trip per message.
 //!
 //! The layout and the protocol (who writes what, and when) are in
-//! [`abi::Queue`](crate::abi::Queue); the device half is `gpuio/queue.h`. This module
-//! lays a queue out when its channel opens ([`QueueShared::create`]) and reads the
+//! [`crate::abi::Queue`]; the device half is `gpuio/queue.h`. This module
+//! lays a queue out when its channel opens (`QueueShared::create`) and reads the
 //! kernel's side of it as untrusted input: every header is checked, a message never
 //! reads past its cell, and a scribbled header is reported as a protocol violation
 //! instead of being taken as a message.
