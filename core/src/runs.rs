@@ -1,21 +1,25 @@
-//! Runs of pwrites, for a transport's host half: requests taken together (in one
-//! pass over a forward ring, one round over mailbox ports) that write one file's
-//! bytes end to end (each thread of a kernel writing its own record at
-//! `t * size`, say) go to the kernel as one vectored write.
+//! Runs of positioned requests, for a transport's host half: pwrites (or preads)
+//! taken together (in one pass over a forward ring, one round over mailbox ports)
+//! that cover one file's bytes end to end (each thread of a kernel writing or
+//! reading its own record at `t * size`, say) go to the kernel as one vectored
+//! write (or read).
 //!
 //! Why: a buffered write to a file whose file system cannot write without blocking
 //! (ext4) is handed by io_uring to an io-wq worker, one file's writes one at a time,
 //! so each request paid a worker's hand-off, a few microseconds, for 64 bytes of
-//! copying; plain `pwrite`s from several threads queue on the file's lock.
+//! copying; plain `pwrite`s from several threads queue on the file's lock. A read
+//! from the page cache is done at once, but each one still costs an SQE, a
+//! completion and the kernel's own per-call work.
 //!
 //! What a run promises: its requests were all published before they were taken
 //! and none was answered, so no two of them are ordered by any thread (a thread's
-//! next request waits for the answer to its last); writing them as one vectored
-//! write is one of the orders they could have run in. Only ranges that follow each
+//! next request waits for the answer to its last); making them as one vectored
+//! call is one of the orders they could have run in. Only ranges that follow each
 //! other exactly are joined (no overlap, no gap), on the same endpoint. Each
-//! request is answered with its share of what the write did ([`shares`]): the
-//! whole of its length, or for a short write the part of its range that was
-//! written (0 past it), or the error of a write that failed.
+//! request is answered with its share of what the call did ([`shares`]): the
+//! whole of its length, or for a short write or a read that met the end of the
+//! file the part of its range that was done (0 past it), or the error of a call
+//! that failed.
 
 use std::os::fd::BorrowedFd;
 
@@ -24,9 +28,10 @@ use crate::request::{Request, Staging};
 /// Most requests one vectored write carries (`IOV_MAX` on Linux).
 pub const MOST_PARTS: usize = 1024;
 
-/// A validated pwrite taken from the device, not yet made.
+/// A validated pwrite or pread taken from the device, not yet made: one part of
+/// a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pwrite {
+pub struct Part {
     /// The transport's name for the request (forward's position, mailbox's port).
     pub id: u64,
     pub endpoint: u32,
@@ -34,10 +39,19 @@ pub struct Pwrite {
     pub offset: u64,
 }
 
-impl Pwrite {
-    /// The request alone, to be made by itself.
-    pub fn request(&self) -> Request {
+impl Part {
+    /// The pwrite alone, to be made by itself.
+    pub fn pwrite(&self) -> Request {
         Request::Pwrite {
+            endpoint: self.endpoint,
+            staging: self.staging,
+            offset: self.offset,
+        }
+    }
+
+    /// The pread alone, to be made by itself.
+    pub fn pread(&self) -> Request {
+        Request::Pread {
             endpoint: self.endpoint,
             staging: self.staging,
             offset: self.offset,
@@ -49,18 +63,18 @@ impl Pwrite {
     }
 }
 
-/// Sorts `writes` by endpoint and offset and splits them into runs: consecutive
+/// Sorts `parts` by endpoint and offset and splits them into runs: consecutive
 /// requests of one endpoint, each starting where the one before ended, at most
 /// [`MOST_PARTS`] to a run. Every request is in exactly one run, in that order.
-pub fn runs(writes: &mut [Pwrite]) -> Vec<std::ops::Range<usize>> {
-    writes.sort_unstable_by_key(|w| (w.endpoint, w.offset, w.id));
+pub fn runs(parts: &mut [Part]) -> Vec<std::ops::Range<usize>> {
+    parts.sort_unstable_by_key(|w| (w.endpoint, w.offset, w.id));
     let mut out = Vec::new();
     let mut start = 0;
-    for i in 1..=writes.len() {
-        let joins = i < writes.len()
+    for i in 1..=parts.len() {
+        let joins = i < parts.len()
             && i - start < MOST_PARTS
-            && writes[i].endpoint == writes[i - 1].endpoint
-            && writes[i].offset == writes[i - 1].end();
+            && parts[i].endpoint == parts[i - 1].endpoint
+            && parts[i].offset == parts[i - 1].end();
         if !joins {
             out.push(start..i);
             start = i;
@@ -72,7 +86,7 @@ pub fn runs(writes: &mut [Pwrite]) -> Vec<std::ops::Range<usize>> {
 /// A run's iovecs: each part's staging range, in the staging area that starts at
 /// host address `staging`. Only addresses are computed here; whoever passes them to
 /// the kernel keeps that area mapped.
-pub fn iovecs(staging: *mut u8, run: &[Pwrite]) -> Box<[libc::iovec]> {
+pub fn iovecs(staging: *mut u8, run: &[Part]) -> Box<[libc::iovec]> {
     run.iter()
         .map(|w| libc::iovec {
             iov_base: staging.wrapping_add(w.staging.off()).cast(),
@@ -81,8 +95,8 @@ pub fn iovecs(staging: *mut u8, run: &[Pwrite]) -> Box<[libc::iovec]> {
         .collect()
 }
 
-/// Makes a run (one endpoint's ranges end to end, as [`runs`] makes them) from this
-/// thread with one `pwritev(2)` to `fd`, the endpoint's descriptor: each part's
+/// Makes a run of pwrites (one endpoint's ranges end to end, as [`runs`] makes
+/// them) from this thread with one `pwritev(2)` to `fd`, the endpoint's descriptor: each part's
 /// answer ([`shares`]).
 ///
 /// # Safety
@@ -90,7 +104,7 @@ pub fn iovecs(staging: *mut u8, run: &[Pwrite]) -> Box<[libc::iovec]> {
 /// `staging` is the host address of a staging area that holds every part's range
 /// (as [`validate`](crate::request::validate) checks) and stays mapped for the call,
 /// and no Rust reference points into it.
-pub unsafe fn write(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Pwrite]) -> Vec<i32> {
+pub unsafe fn write(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Part]) -> Vec<i32> {
     let Some(first) = run.first() else {
         return Vec::new();
     };
@@ -106,9 +120,9 @@ pub unsafe fn write(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Pwrite]) -> Vec
     shares(result, run.iter().map(|w| w.staging.len()))
 }
 
-/// Each part's answer when a vectored write of parts of `lens` bytes, in order, returned
-/// `result`: an error goes to every part; bytes written are handed out from the
-/// first part on, each part getting at most its length.
+/// Each part's answer when a vectored write or read of parts of `lens` bytes, in
+/// order, returned `result`: an error goes to every part; bytes done are handed out
+/// from the first part on, each part getting at most its length.
 pub fn shares(result: i32, lens: impl IntoIterator<Item = usize>) -> Vec<i32> {
     let mut left = result;
     lens.into_iter()
@@ -128,8 +142,8 @@ mod tests {
     use super::*;
 
     /// A pwrite of `len` bytes at `offset` from staging chunk `pos`.
-    fn pw(pos: u64, endpoint: u32, offset: u64, len: usize) -> Pwrite {
-        Pwrite {
+    fn pw(pos: u64, endpoint: u32, offset: u64, len: usize) -> Part {
+        Part {
             id: pos,
             endpoint,
             staging: Staging::unchecked(pos as usize * 4096, len),
@@ -137,7 +151,7 @@ mod tests {
         }
     }
 
-    fn positions(writes: &[Pwrite], runs: &[std::ops::Range<usize>]) -> Vec<Vec<u64>> {
+    fn positions(writes: &[Part], runs: &[std::ops::Range<usize>]) -> Vec<Vec<u64>> {
         runs.iter()
             .map(|r| writes[r.clone()].iter().map(|w| w.id).collect())
             .collect()
@@ -180,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn no_pwrites_make_no_runs() {
+    fn no_parts_make_no_runs() {
         assert!(runs(&mut []).is_empty());
     }
 

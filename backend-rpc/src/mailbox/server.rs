@@ -380,7 +380,7 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
 /// The pwrites one server thread took in a round and has not answered yet: their
 /// ports stay claimed until [`write_runs`] answers them.
 struct Held {
-    pwrites: Vec<runs::Pwrite>,
+    pwrites: Vec<runs::Part>,
     /// Per port, the device's flag its held pwrite came with.
     sent: Box<[u32]>,
 }
@@ -452,7 +452,7 @@ fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
         }) => {
             counts.submitted();
             held.sent[i as usize] = sent;
-            held.pwrites.push(runs::Pwrite {
+            held.pwrites.push(runs::Part {
                 id: u64::from(i),
                 endpoint,
                 staging,
@@ -485,7 +485,7 @@ fn write_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
     for run in runs::runs(&mut pwrites) {
         let run = &pwrites[run];
         let results = match run {
-            [one] => vec![execute(shared, &one.request())],
+            [one] => vec![execute(shared, &one.pwrite())],
             _ => pwritev(shared, run).into_iter().map(i64::from).collect(),
         };
         for (w, result) in run.iter().zip(results) {
@@ -502,7 +502,7 @@ fn write_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
 }
 
 /// One `pwritev` of a run (one endpoint, ranges end to end): each part's answer.
-fn pwritev(shared: &Shared, run: &[runs::Pwrite]) -> Vec<i32> {
+fn pwritev(shared: &Shared, run: &[runs::Part]) -> Vec<i32> {
     let fd = run
         .first()
         .and_then(|w| shared.endpoints.get(w.endpoint as usize))

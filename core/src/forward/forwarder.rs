@@ -4,9 +4,9 @@
 //! Each typed request is one SQE: `WRITE`/`READ` for files and pipes (offset -1
 //! for streams: the file position), `SEND` with `MSG_NOSIGNAL` and `RECV` for
 //! sockets (the rulebook makes every stream op on a socket one of those) — but a
-//! NOP, answered here, and pwrites taken in one pass whose ranges of one file
-//! follow each other, sent as one `WRITEV` ([`runs`](crate::runs)) or, a run of
-//! a few KiB, written here with one `pwritev`.
+//! NOP, answered here, and pwrites and preads taken in one pass whose ranges of one
+//! file follow each other, sent as one `WRITEV` or `READV` ([`runs`](crate::runs))
+//! or, a run of pwrites of a few KiB, written here with one `pwritev`.
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::endpoint::Endpoint;
 use crate::memory::SharedRegion;
 use crate::request::{validate, Request, Staging};
-use crate::runs::{self, Pwrite};
+use crate::runs::{self, Part};
 use crate::transport::{Backoff, CounterBlock, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
@@ -30,18 +30,18 @@ const FIRST_CQ_WAIT: Duration = Duration::from_micros(20);
 /// stamps hold positions below 2^62).
 const CANCEL: u64 = u64::MAX;
 
-/// `user_data` bit of a run of pwrites sent as one `WRITEV` ([`runs`]); the rest is
+/// `user_data` bit of a run sent as one `WRITEV` or `READV` ([`runs`]); the rest is
 /// the run's index in `Forwarder::runs`.
 const RUN: u64 = 1 << 63;
 
-/// A run of pwrites in the ring: its requests' positions in file order, and the
-/// iovecs the `WRITEV` names (one per request, its length).
+/// A run in the ring: its requests' positions in file order, and the iovecs the
+/// `WRITEV` or `READV` names (one per request, its length).
 struct InRing {
     positions: Vec<u64>,
     iovecs: Iovecs,
 }
 
-/// The iovecs of a `WRITEV`, kept until its completion.
+/// The iovecs of a `WRITEV` or `READV`, kept until its completion.
 struct Iovecs(Box<[libc::iovec]>);
 
 // SAFETY: the iovecs point into the staging area, which the forwarder holds (its
@@ -232,6 +232,13 @@ impl Exit {
     }
 }
 
+/// Which vectored op a run goes to the ring as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vectored {
+    Write,
+    Read,
+}
+
 /// How SQEs name an endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Files {
@@ -281,12 +288,15 @@ pub(crate) struct Forwarder {
     capacity: u32,
     ring_error: Option<String>,
     /// Pwrites taken in this pass, sent at its end ([`runs`]).
-    pwrites: Vec<Pwrite>,
-    /// Runs of pwrites in the ring, by the index their `user_data` carries; `None`
-    /// where free.
+    pwrites: Vec<Part>,
+    /// Preads taken in this pass, sent at its end ([`runs`]).
+    preads: Vec<Part>,
+    /// Runs in the ring, by the index their `user_data` carries; `None` where free.
     runs: Vec<Option<InRing>>,
     /// `WRITEV`s sent and the pwrites they carried, for the debug log.
     run_counts: (u64, u64),
+    /// `READV`s sent and the preads they carried, for the debug log.
+    read_run_counts: (u64, u64),
     /// Runs written by this thread and the pwrites they carried, for the debug log.
     inline_counts: (u64, u64),
     /// The completions of one `reap`, (user_data, result).
@@ -369,8 +379,10 @@ impl Forwarder {
             capacity,
             ring_error: None,
             pwrites: Vec::new(),
+            preads: Vec::new(),
             runs: Vec::new(),
             run_counts: (0, 0),
+            read_run_counts: (0, 0),
             inline_counts: (0, 0),
             reaped: Vec::new(),
         })
@@ -460,6 +472,8 @@ impl Forwarder {
             pwrites_in_writevs = self.run_counts.1,
             written_here = self.inline_counts.0,
             pwrites_written_here = self.inline_counts.1,
+            readvs = self.read_run_counts.0,
+            preads_in_readvs = self.read_run_counts.1,
             "forwarder stopped"
         );
         self.finish(deadline_hit)
@@ -499,7 +513,8 @@ impl Forwarder {
         let n = self.config.entries.len();
         let mut taken = 0;
         for k in 0..n {
-            if self.in_flight as usize + self.pwrites.len() >= self.capacity as usize {
+            let held = self.pwrites.len() + self.preads.len();
+            if self.in_flight as usize + held >= self.capacity as usize {
                 break;
             }
             let i = first + (self.cursor + k) % n;
@@ -569,7 +584,17 @@ impl Forwarder {
                     endpoint,
                     staging,
                     offset,
-                }) => self.pwrites.push(Pwrite {
+                }) => self.pwrites.push(Part {
+                    id: pos,
+                    endpoint,
+                    staging,
+                    offset,
+                }),
+                Ok(Request::Pread {
+                    endpoint,
+                    staging,
+                    offset,
+                }) => self.preads.push(Part {
                     id: pos,
                     endpoint,
                     staging,
@@ -580,6 +605,7 @@ impl Forwarder {
         }
         self.cursor = (self.cursor + 1) % n.max(1);
         self.push_pwrites();
+        self.push_preads();
         taken
     }
 
@@ -593,24 +619,49 @@ impl Forwarder {
         for run in runs::runs(&mut pwrites) {
             let run = &pwrites[run];
             let bytes: usize = run.iter().map(|w| w.staging.len()).sum();
-            let regular = run
-                .first()
-                .is_some_and(|w| self.regular.get(w.endpoint as usize) == Some(&true));
-            if regular && bytes <= self.config.inline_writes && bytes <= allowance {
+            if self.regular_file(run) && bytes <= self.config.inline_writes && bytes <= allowance {
                 allowance -= bytes;
                 self.write_here(run);
             } else if let [one] = run {
-                self.push(one.id, &one.request());
+                self.push(one.id, &one.pwrite());
             } else {
-                self.push_run(run);
+                self.push_run(run, Vectored::Write);
             }
         }
         pwrites.clear();
         self.pwrites = pwrites; // keeps its allocation for the next pass
     }
 
+    /// Sends this pass's preads: each run of more than one from a regular file as a
+    /// `READV`, the rest one `READ` each ([`runs`]). Only a regular file's short
+    /// read means its end, where the parts past it rightly read 0; a pipe
+    /// registered as a file would answer them 0 while more may come. (Reads stay
+    /// in the ring: one the page cache cannot answer at once waits for the disk in
+    /// io_uring's worker, not here.)
+    fn push_preads(&mut self) {
+        let mut preads = std::mem::take(&mut self.preads);
+        for run in runs::runs(&mut preads) {
+            let run = &preads[run];
+            if run.len() > 1 && self.regular_file(run) {
+                self.push_run(run, Vectored::Read);
+            } else {
+                for one in run {
+                    self.push(one.id, &one.pread());
+                }
+            }
+        }
+        preads.clear();
+        self.preads = preads; // keeps its allocation for the next pass
+    }
+
+    /// Whether a run's endpoint is a regular file.
+    fn regular_file(&self, run: &[Part]) -> bool {
+        run.first()
+            .is_some_and(|w| self.regular.get(w.endpoint as usize) == Some(&true))
+    }
+
     /// Writes a run from this thread (one `pwritev`) and answers each part.
-    fn write_here(&mut self, run: &[Pwrite]) {
+    fn write_here(&mut self, run: &[Part]) {
         let fd = run
             .first()
             .and_then(|w| self.endpoints.get(w.endpoint as usize))
@@ -645,8 +696,8 @@ impl Forwarder {
         }
     }
 
-    /// Pushes a run of pwrites (one endpoint, ranges end to end) as one `WRITEV`.
-    fn push_run(&mut self, run: &[Pwrite]) {
+    /// Pushes a run (one endpoint, ranges end to end) as one `WRITEV` or `READV`.
+    fn push_run(&mut self, run: &[Part], op: Vectored) {
         let iovecs = Iovecs(runs::iovecs(self.staging.host_ptr.as_ptr(), run));
         let positions = run.iter().map(|w| w.id).collect();
         let index = match self.runs.iter().position(Option::is_none) {
@@ -658,12 +709,24 @@ impl Forwarder {
         };
         let (ep, offset) = (run[0].endpoint, run[0].offset);
         let (iov, count) = (iovecs.0.as_ptr(), iovecs.0.len() as u32);
-        let sqe = match self.files {
-            Files::Fixed => opcode::Writev::new(types::Fixed(ep), iov, count),
-            Files::Raw => opcode::Writev::new(types::Fd(self.fds[ep as usize]), iov, count),
+        let sqe = match (op, self.files) {
+            (Vectored::Write, Files::Fixed) => opcode::Writev::new(types::Fixed(ep), iov, count)
+                .offset(offset)
+                .build(),
+            (Vectored::Write, Files::Raw) => {
+                opcode::Writev::new(types::Fd(self.fds[ep as usize]), iov, count)
+                    .offset(offset)
+                    .build()
+            }
+            (Vectored::Read, Files::Fixed) => opcode::Readv::new(types::Fixed(ep), iov, count)
+                .offset(offset)
+                .build(),
+            (Vectored::Read, Files::Raw) => {
+                opcode::Readv::new(types::Fd(self.fds[ep as usize]), iov, count)
+                    .offset(offset)
+                    .build()
+            }
         }
-        .offset(offset)
-        .build()
         .user_data(RUN | index as u64);
         // SAFETY: every iovec names a validated staging range (inside the staging
         // area, which the channel keeps alive past `close()`) whose request stays
@@ -672,8 +735,12 @@ impl Forwarder {
         let pushed = unsafe { self.ring.submission().push(&sqe) };
         if pushed.is_ok() {
             self.in_flight += 1;
-            self.run_counts.0 += 1;
-            self.run_counts.1 += run.len() as u64;
+            let counts = match op {
+                Vectored::Write => &mut self.run_counts,
+                Vectored::Read => &mut self.read_run_counts,
+            };
+            counts.0 += 1;
+            counts.1 += run.len() as u64;
             self.runs[index] = Some(InRing { positions, iovecs });
         } else {
             tracing::error!(
@@ -811,7 +878,7 @@ impl Forwarder {
                 // Only this thread writes user_data: a bug, not the device's doing.
                 tracing::error!(
                     user_data = pos,
-                    "a WRITEV completion for no run in the ring"
+                    "a WRITEV or READV completion for no run in the ring"
                 );
                 continue;
             };

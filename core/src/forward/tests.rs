@@ -297,6 +297,65 @@ fn rows_published_together_land_whole(builder: ForwardBuilder) {
 }
 
 #[test]
+fn preads_published_together_each_get_their_own_row_and_those_past_the_end_read_0() {
+    // Each "thread" reads back its 48-byte row at pos * 48, as a kernel's rows do:
+    // the forwarder may make the rows it takes in one pass as one READV (runs.rs).
+    // The file ends half-way through row 63.
+    let file = tempfile::tempfile().unwrap();
+    let row = |pos: u64| format!("{:<47}\n", format!("row {pos:04} read back"));
+    let text: String = (0..64).map(row).collect();
+    file.write_all_at(&text.as_bytes()[..63 * 48 + 24], 0)
+        .unwrap();
+    let builder = ForwardBuilder {
+        rings: 1,
+        ..ForwardBuilder::default()
+    };
+    let config = ChannelConfig {
+        endpoints: vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        slots: 64,
+        slot_size: 4096,
+        close_timeout: Duration::from_secs(5),
+        ..ChannelConfig::default()
+    };
+    let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
+    let dev = FakeDevice::new(&ch);
+    for lap in 0..2u64 {
+        // Published out of order, every entry of the ring at once; the second lap
+        // reads rows 64..128, all past the end.
+        let positions: Vec<u64> = (0..64).map(|k| lap * 64 + (k * 37) % 64).collect();
+        for &pos in &positions {
+            let chunk = (pos % 64) * 4096;
+            dev.staging_write(chunk as usize, &[0xee; 48]);
+            dev.publish(pos, req(op::PREAD, 0, 48, chunk, pos as i64 * 48));
+        }
+        for &pos in &positions {
+            let got = dev.wait(pos);
+            let chunk = dev.staging_read(((pos % 64) * 4096) as usize, 48);
+            match pos {
+                0..63 => {
+                    assert_eq!(got, 48, "row {pos}");
+                    assert_eq!(chunk, row(pos).as_bytes(), "row {pos}");
+                }
+                63 => {
+                    assert_eq!(got, 24, "the row the file ends in");
+                    assert_eq!(&chunk[..24], &row(63).as_bytes()[..24]);
+                    assert_eq!(&chunk[24..], &[0xee; 24], "nothing past the end");
+                }
+                _ => {
+                    assert_eq!(got, 0, "row {pos} lies past the end");
+                    assert_eq!(chunk, [0xee; 48], "row {pos}: nothing read");
+                }
+            }
+            dev.release(pos);
+        }
+    }
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 128);
+    assert_eq!(report.counters.completed, 128);
+}
+
+#[test]
 fn entries_are_taken_in_any_order() {
     let file = tempfile::tempfile().unwrap();
     let ch = open(
