@@ -72,7 +72,8 @@
 //!   `WRITEV`, each answered its share ([`crate::runs`]); a run of at most
 //!   [`ForwardBuilder::inline_writes`] bytes (64 KiB) to a regular file the
 //!   forwarder writes itself with one `pwritev`, sparing it io_uring's hand-off to
-//!   a worker. The buffer is the staging area's host address plus `staging_off`.
+//!   a worker. `PREAD`s of a regular file taken together so become one `READV`.
+//!   The buffer is the staging area's host address plus `staging_off`.
 //!   Endpoints are registered as fixed files when the kernel allows (else raw fds
 //!   are used), so a request names an endpoint index only.
 //!   Short reads and writes are returned as they are (the device header decides).
