@@ -235,6 +235,18 @@ impl Endpoint {
         self.fd.as_ref().map(|fd| fd.as_fd())
     }
 
+    /// Whether the descriptor is a regular file (`fstat`; false without one). The
+    /// transports join positioned requests into vectored calls only there: a
+    /// regular file's short read is its end, and its writes never wait for a
+    /// reader.
+    pub fn is_regular_file(&self) -> bool {
+        self.fd()
+            .and_then(|fd| rustix::fs::fstat(fd).ok())
+            .is_some_and(|st| {
+                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+            })
+    }
+
     /// A descriptor for the same file that can do exactly what `access` declares,
     /// for a transport whose kernel-written requests reach the fd unchecked (the
     /// direct ring's fixed-file table): `None` for an endpoint declared with no

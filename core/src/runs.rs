@@ -96,8 +96,8 @@ pub fn iovecs(staging: *mut u8, run: &[Part]) -> Box<[libc::iovec]> {
 }
 
 /// Makes a run of pwrites (one endpoint's ranges end to end, as [`runs`] makes
-/// them) from this thread with one `pwritev(2)` to `fd`, the endpoint's descriptor: each part's
-/// answer ([`shares`]).
+/// them) from this thread with one `pwritev(2)` to `fd`, the endpoint's descriptor:
+/// each part's answer ([`shares`]).
 ///
 /// # Safety
 ///
@@ -105,6 +105,33 @@ pub fn iovecs(staging: *mut u8, run: &[Part]) -> Box<[libc::iovec]> {
 /// (as [`validate`](crate::request::validate) checks) and stays mapped for the call,
 /// and no Rust reference points into it.
 pub unsafe fn write(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Part]) -> Vec<i32> {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { vectored(fd, staging, run, crate::uring::sys::pwritev) }
+}
+
+/// Makes a run of preads of a regular file from this thread with one `preadv(2)`:
+/// each part's answer ([`shares`]; a part past the file's end reads 0, as its own
+/// pread would). Only a regular file: a pipe's short read does not mean its end.
+///
+/// # Safety
+///
+/// As [`write`]; the kernel writes the parts' staging ranges.
+pub unsafe fn read(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Part]) -> Vec<i32> {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { vectored(fd, staging, run, crate::uring::sys::preadv) }
+}
+
+/// One vectored call over a run's staging ranges, from the offset of its first part.
+///
+/// # Safety
+///
+/// As [`write`]; `call` is `pwritev` or `preadv` of `uring::sys`.
+unsafe fn vectored(
+    fd: BorrowedFd<'_>,
+    staging: *mut u8,
+    run: &[Part],
+    call: unsafe fn(BorrowedFd<'_>, &[libc::iovec], i64) -> rustix::io::Result<usize>,
+) -> Vec<i32> {
     let Some(first) = run.first() else {
         return Vec::new();
     };
@@ -113,7 +140,7 @@ pub unsafe fn write(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Part]) -> Vec<i
     let offset = i64::try_from(first.offset).unwrap_or(i64::MAX);
     // SAFETY: every iovec names a range inside the mapped staging area (the caller's
     // promise), reached by no Rust reference.
-    let result = match unsafe { crate::uring::sys::pwritev(fd, &iovecs, offset) } {
+    let result = match unsafe { call(fd, &iovecs, offset) } {
         Ok(n) => i32::try_from(n).unwrap_or(i32::MAX),
         Err(e) => -e.raw_os_error(),
     };

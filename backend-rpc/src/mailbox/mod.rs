@@ -233,6 +233,7 @@ impl TransportBuilder for MailboxBuilder {
             claims: (0..port_count).map(|_| Claim::default()).collect(),
             helpers: Helpers::new(threads, self.peak_threads.clone()),
             endpoints: ctx.endpoints.to_vec(),
+            regular: ctx.endpoints.iter().map(|e| e.is_regular_file()).collect(),
             staging: Staging {
                 host: ctx.staging.host_ptr,
                 len: staging_len,

@@ -3,9 +3,9 @@
 //! Each typed request is one plain syscall: `pwrite`/`pread` on files, `write`/`read`
 //! on pipes, `send` with `MSG_NOSIGNAL` and `recv` on sockets (the rulebook makes
 //! every stream op on a socket one of those), so a send to a closed peer answers
-//! `-EPIPE` and never raises `SIGPIPE` in the host. Pwrites a thread takes in one
-//! round wait for its end: those whose ranges of one file follow each other are
-//! then made as one `pwritev` ([`runs`]).
+//! `-EPIPE` and never raises `SIGPIPE` in the host. Pwrites, and preads of regular
+//! files, that a thread takes in one round wait for its end: those whose ranges of
+//! one file follow each other are then made as one `pwritev` or `preadv` ([`runs`]).
 //!
 //! Server threads by load: thread 0 always serves; threads 1, 2, … sleep (parked)
 //! until a thread's round answers [`WAKE_AT`] requests or more, then the next
@@ -308,6 +308,9 @@ pub(crate) struct Shared {
     pub(crate) claims: Box<[Claim]>,
     pub(crate) helpers: Helpers,
     pub(crate) endpoints: Vec<Arc<Endpoint>>,
+    /// Per endpoint, whether it is a regular file: only those have their preads
+    /// held and joined ([`Endpoint::is_regular_file`]).
+    pub(crate) regular: Box<[bool]>,
     pub(crate) staging: Staging,
     pub(crate) counters: CounterCells,
     pub(crate) control: Control,
@@ -377,11 +380,13 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
     tracing::debug!("mailbox server stopped");
 }
 
-/// The pwrites one server thread took in a round and has not answered yet: their
-/// ports stay claimed until [`write_runs`] answers them.
+/// The pwrites and preads one server thread took in a round and has not answered
+/// yet: their ports stay claimed until [`make_runs`] answers them.
 struct Held {
     pwrites: Vec<runs::Part>,
-    /// Per port, the device's flag its held pwrite came with.
+    /// Preads of regular files.
+    preads: Vec<runs::Part>,
+    /// Per port, the device's flag its held request came with.
     sent: Box<[u32]>,
 }
 
@@ -389,14 +394,20 @@ impl Held {
     fn new(ports: u32) -> Self {
         Self {
             pwrites: Vec::new(),
+            preads: Vec::new(),
             sent: vec![0; ports as usize].into_boxed_slice(),
         }
+    }
+
+    fn len(&self) -> usize {
+        self.pwrites.len() + self.preads.len()
     }
 }
 
 /// Answers every pending port once, from this thread's start on, each only after
-/// claiming it; pwrites at the round's end, those whose ranges of one file follow
-/// each other as one `pwritev` ([`runs`]). Returns how many it answered.
+/// claiming it; pwrites and preads of regular files at the round's end, those whose
+/// ranges of one file follow each other as one `pwritev` or `preadv` ([`runs`]).
+/// Returns how many it answered.
 fn serve_round(shared: &Shared, cfg: ServerConfig, held: &mut Held) -> u32 {
     let count = shared.ports.count();
     let start = (u64::from(cfg.index) * u64::from(count) / u64::from(cfg.threads.max(1))) as u32;
@@ -412,8 +423,8 @@ fn serve_round(shared: &Shared, cfg: ServerConfig, held: &mut Held) -> u32 {
         }
         match serve_port(shared, cfg.index, i, held) {
             Served::Held => {
-                if held.pwrites.len() >= runs::MOST_PARTS {
-                    served += write_runs(shared, cfg.index, held);
+                if held.len() >= runs::MOST_PARTS {
+                    served += make_runs(shared, cfg.index, held);
                 }
                 continue; // claimed until answered
             }
@@ -422,7 +433,7 @@ fn serve_round(shared: &Shared, cfg: ServerConfig, held: &mut Held) -> u32 {
         }
         claim.store(false, Ordering::Release);
     }
-    served + write_runs(shared, cfg.index, held)
+    served + make_runs(shared, cfg.index, held)
 }
 
 /// What [`serve_port`] did with a port.
@@ -431,13 +442,14 @@ enum Served {
     Answered,
     /// Nothing to answer, or a stream that is not ready: left pending.
     Left,
-    /// A pwrite, held (and its port claimed) for [`write_runs`].
+    /// A pwrite or a pread of a regular file, held (and its port claimed) for
+    /// [`make_runs`].
     Held,
 }
 
 /// Answers port `i` if it holds a request, counting it as server thread `thread`'s,
-/// or holds it in `held` if it is a pwrite. The caller holds the port's claim (or
-/// is the only server).
+/// or holds it in `held` if it is a pwrite or a pread of a regular file. The caller
+/// holds the port's claim (or is the only server).
 fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
     let Some((sent, raw)) = take(&shared.ports, i) else {
         return Served::Left;
@@ -453,6 +465,21 @@ fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
             counts.submitted();
             held.sent[i as usize] = sent;
             held.pwrites.push(runs::Part {
+                id: u64::from(i),
+                endpoint,
+                staging,
+                offset,
+            });
+            return Served::Held;
+        }
+        Ok(Request::Pread {
+            endpoint,
+            staging,
+            offset,
+        }) if shared.regular.get(endpoint as usize) == Some(&true) => {
+            counts.submitted();
+            held.sent[i as usize] = sent;
+            held.preads.push(runs::Part {
                 id: u64::from(i),
                 endpoint,
                 staging,
@@ -476,41 +503,79 @@ fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
     Served::Answered
 }
 
-/// Makes the held pwrites, a run of more than one as one `pwritev`, answers each
-/// and lets its port go. Returns how many it answered.
-fn write_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
-    let counts = shared.counters.of(thread);
-    let mut answered = 0;
+/// Makes the held pwrites and preads, a run of more than one as one `pwritev` or
+/// `preadv`, answers each and lets its port go. Returns how many it answered.
+fn make_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
     let mut pwrites = std::mem::take(&mut held.pwrites);
-    for run in runs::runs(&mut pwrites) {
-        let run = &pwrites[run];
-        let results = match run {
-            [one] => vec![execute(shared, &one.pwrite())],
-            _ => pwritev(shared, run).into_iter().map(i64::from).collect(),
-        };
-        for (w, result) in run.iter().zip(results) {
-            let i = w.id as u32; // a port index, from serve_port
-            counts.finished(result);
-            reply(&shared.ports, i, held.sent[i as usize], result);
-            shared.claims[i as usize].0.store(false, Ordering::Release);
-            answered += 1;
-        }
-    }
-    pwrites.clear();
-    held.pwrites = pwrites; // keeps its allocation for the next round
+    let mut preads = std::mem::take(&mut held.preads);
+    let answered = make_parts(shared, thread, held, &mut pwrites, false)
+        + make_parts(shared, thread, held, &mut preads, true);
+    // They keep their allocations for the next round.
+    held.pwrites = pwrites;
+    held.preads = preads;
     answered
 }
 
-/// One `pwritev` of a run (one endpoint, ranges end to end): each part's answer.
-fn pwritev(shared: &Shared, run: &[runs::Part]) -> Vec<i32> {
+/// Makes held parts of one kind (preads if `read`), in runs; empties `parts`.
+fn make_parts(
+    shared: &Shared,
+    thread: u32,
+    held: &Held,
+    parts: &mut Vec<runs::Part>,
+    read: bool,
+) -> u32 {
+    let mut answered = 0;
+    for run in runs::runs(parts) {
+        let run = &parts[run];
+        let results = match run {
+            [one] if read => vec![execute(shared, &one.pread())],
+            [one] => vec![execute(shared, &one.pwrite())],
+            _ => vectored(shared, run, read)
+                .into_iter()
+                .map(i64::from)
+                .collect(),
+        };
+        answered += answer_held(shared, thread, held, run, results);
+    }
+    parts.clear();
+    answered
+}
+
+/// Answers each held part of `run` its result and lets its port go.
+fn answer_held(
+    shared: &Shared,
+    thread: u32,
+    held: &Held,
+    run: &[runs::Part],
+    results: Vec<i64>,
+) -> u32 {
+    let counts = shared.counters.of(thread);
+    let mut answered = 0;
+    for (w, result) in run.iter().zip(results) {
+        let i = w.id as u32; // a port index, from serve_port
+        counts.finished(result);
+        reply(&shared.ports, i, held.sent[i as usize], result);
+        shared.claims[i as usize].0.store(false, Ordering::Release);
+        answered += 1;
+    }
+    answered
+}
+
+/// One `pwritev` or `preadv` of a run (one endpoint, ranges end to end): each
+/// part's answer.
+fn vectored(shared: &Shared, run: &[runs::Part], read: bool) -> Vec<i32> {
     let fd = run
         .first()
         .and_then(|w| shared.endpoints.get(w.endpoint as usize))
         .and_then(|ep| ep.fd());
+    let staging = shared.staging.host.as_ptr();
     match fd {
         // SAFETY: `validate` put every range inside the staging area, which
-        // `Shared::_keep` keeps mapped; no Rust reference points into it.
-        Some(fd) => unsafe { runs::write(fd, shared.staging.host.as_ptr(), run) },
+        // `Shared::_keep` keeps mapped; no Rust reference points into it; a held
+        // pread's endpoint is a regular file (serve_port).
+        Some(fd) if read => unsafe { runs::read(fd, staging, run) },
+        // SAFETY: as above.
+        Some(fd) => unsafe { runs::write(fd, staging, run) },
         None => vec![-libc::EBADF; run.len()],
     }
 }

@@ -298,6 +298,56 @@ fn rows_written_end_to_end_in_one_round_land_whole_beside_other_requests() {
 }
 
 #[test]
+fn rows_read_back_end_to_end_each_get_their_own_and_those_past_the_end_read_0() {
+    // Each "thread" reads its 48-byte row back at port * 48, as a kernel's rows do:
+    // the server makes the rows it takes in a round as one preadv (runs). The file
+    // ends half-way through row 59; the second lap reads past its end.
+    let file = tempfile::tempfile().unwrap();
+    let row = |r: u32| format!("{:<47}\n", format!("row {r:04} read back"));
+    let text: String = (0..60).map(row).collect();
+    file.write_all_at(&text.as_bytes()[..59 * 48 + 24], 0)
+        .unwrap();
+    let ch = open(
+        &MailboxBuilder::new().server_threads(1),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        64,
+    );
+    let dev = FakeDevice::new(&ch);
+    for lap in 0..2u32 {
+        let ports: Vec<u32> = (0..60).map(|k| (k * 37) % 60).collect();
+        for &i in &ports {
+            dev.put_staging(dev.chunk(i), &[0xee; 48]);
+            let at = i64::from(lap * 60 + i) * 48;
+            dev.send(i, req(abi::op::PREAD, 0, dev.chunk(i), 48, at));
+        }
+        for &i in &ports {
+            let r = lap * 60 + i;
+            let got = dev.wait(i, Duration::from_secs(10));
+            let back = dev.get_staging(dev.chunk(i), 48);
+            match r {
+                0..59 => {
+                    assert_eq!(got, Some(48), "row {r}");
+                    assert_eq!(back, row(r).as_bytes(), "row {r}");
+                }
+                59 => {
+                    assert_eq!(got, Some(24), "the row the file ends in");
+                    assert_eq!(&back[..24], &row(59).as_bytes()[..24]);
+                    assert_eq!(&back[24..], &[0xee; 24], "nothing past the end");
+                }
+                _ => {
+                    assert_eq!(got, Some(0), "row {r} lies past the end");
+                    assert_eq!(back, [0xee; 48], "row {r}: nothing read");
+                }
+            }
+        }
+    }
+    let report = ch.close();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.counters.submitted, 120);
+    assert_eq!(report.counters.completed, 120);
+}
+
+#[test]
 fn several_server_threads_answer_every_port() {
     let file = tempfile::tempfile().unwrap();
     let ch = open(

@@ -327,17 +327,7 @@ impl Forwarder {
             .iter()
             .map(|e| e.fd().map_or(-1, |fd| fd.as_raw_fd()))
             .collect();
-        let regular = endpoints
-            .iter()
-            .map(|e| {
-                e.fd()
-                    .and_then(|fd| rustix::fs::fstat(fd).ok())
-                    .is_some_and(|st| {
-                        rustix::fs::FileType::from_raw_mode(st.st_mode)
-                            == rustix::fs::FileType::RegularFile
-                    })
-            })
-            .collect();
+        let regular = endpoints.iter().map(|e| e.is_regular_file()).collect();
         let slots = queue.slots();
         if config.entries.is_empty() || config.entries.end > slots {
             return Err(TransportError::Config(format!(

@@ -1,5 +1,5 @@
-//! The raw io_uring system calls gpuio makes, and the one plain write a host
-//! thread makes beside its ring ([`pwritev`], for [`crate::runs::write`]): the
+//! The raw io_uring system calls gpuio makes, and the plain vectored calls a host
+//! thread makes beside a ring ([`pwritev`], [`preadv`], for [`crate::runs`]): the
 //! only `unsafe` calls into the kernel in this crate, each with the promise it
 //! relies on.
 //!
@@ -199,10 +199,35 @@ pub unsafe fn pwritev(
     offset: i64,
 ) -> io::Result<usize> {
     let count = libc::c_int::try_from(iovecs.len()).map_err(|_| io::Errno::INVAL)?;
-    loop {
+    retrying(|| {
         // SAFETY: the iovec array is borrowed for the call and the ranges it names
         // stay mapped (the caller's promise); `fd` is open for the borrow's lifetime.
-        let r = unsafe { libc::pwritev(fd.as_raw_fd(), iovecs.as_ptr(), count, offset) };
+        unsafe { libc::pwritev(fd.as_raw_fd(), iovecs.as_ptr(), count, offset) }
+    })
+}
+
+/// `preadv(2)`: the file's bytes from `offset` on, into the iovecs in order; `EINTR`
+/// is retried.
+///
+/// # Safety
+///
+/// Every iovec's `iov_base .. iov_base + iov_len` is mapped and writable for the
+/// whole call and no Rust reference covers it (shared staging memory).
+pub unsafe fn preadv(fd: BorrowedFd<'_>, iovecs: &[libc::iovec], offset: i64) -> io::Result<usize> {
+    let count = libc::c_int::try_from(iovecs.len()).map_err(|_| io::Errno::INVAL)?;
+    retrying(|| {
+        // SAFETY: the iovec array is borrowed for the call and the ranges it names
+        // stay mapped and writable (the caller's promise); `fd` is open for the
+        // borrow's lifetime.
+        unsafe { libc::preadv(fd.as_raw_fd(), iovecs.as_ptr(), count, offset) }
+    })
+}
+
+/// Makes `call` (a libc call returning `-1` and `errno` on failure) until it is not
+/// interrupted.
+fn retrying(mut call: impl FnMut() -> isize) -> io::Result<usize> {
+    loop {
+        let r = call();
         if r >= 0 {
             return Ok(r as usize);
         }
