@@ -239,6 +239,19 @@ impl Endpoint {
     /// transports join positioned requests into vectored calls only there: a
     /// regular file's short read is its end, and its writes never wait for a
     /// reader.
+    ///
+    /// ```
+    /// use gpuio_core::{Access, Endpoint, EndpointKind};
+    /// let path = std::env::temp_dir().join(format!("gpuio-doc-{}", std::process::id()));
+    /// let file = std::fs::File::create(&path)?;
+    /// assert!(Endpoint::file("out", &file, Access::WRITE)?.is_regular_file());
+    /// let (rx, _tx) = std::io::pipe()?;
+    /// use std::os::fd::AsFd;
+    /// let pipe = Endpoint::new("in", EndpointKind::Pipe, Access::READ, rx.as_fd())?;
+    /// assert!(!pipe.is_regular_file());
+    /// std::fs::remove_file(&path)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn is_regular_file(&self) -> bool {
         self.fd()
             .and_then(|fd| rustix::fs::fstat(fd).ok())

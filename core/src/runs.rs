@@ -25,7 +25,7 @@ use std::os::fd::BorrowedFd;
 
 use crate::request::{Request, Staging};
 
-/// Most requests one vectored write carries (`IOV_MAX` on Linux).
+/// Most requests one vectored call carries (`IOV_MAX` on Linux).
 pub const MOST_PARTS: usize = 1024;
 
 /// A validated pwrite or pread taken from the device, not yet made: one part of
@@ -178,9 +178,9 @@ mod tests {
         }
     }
 
-    fn positions(writes: &[Part], runs: &[std::ops::Range<usize>]) -> Vec<Vec<u64>> {
+    fn positions(parts: &[Part], runs: &[std::ops::Range<usize>]) -> Vec<Vec<u64>> {
         runs.iter()
-            .map(|r| writes[r.clone()].iter().map(|w| w.id).collect())
+            .map(|r| parts[r.clone()].iter().map(|w| w.id).collect())
             .collect()
     }
 
