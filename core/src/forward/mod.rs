@@ -159,12 +159,40 @@ pub struct ForwardBuilder {
     /// 3.9–5.3. A pass over the ring writes at most four times this itself, so
     /// that its other requests do not wait long behind the copies; set 0 where a
     /// regular file's writes may block for long (a network file system).
-    /// [`DEFAULT_INLINE_WRITES`] by default.
+    /// [`DEFAULT_INLINE_WRITES`] by default, or [`INLINE_WRITES_ENV`].
     pub inline_writes: usize,
 }
 
 /// [`ForwardBuilder::inline_writes`] unless said otherwise.
 pub const DEFAULT_INLINE_WRITES: usize = 64 << 10;
+
+/// The environment variable that sets [`ForwardBuilder::inline_writes`]: bytes, at
+/// most [`MOST_INLINE_WRITES`]; 0 sends every pwrite through the ring.
+pub const INLINE_WRITES_ENV: &str = "GPUIO_FORWARD_INLINE_WRITES";
+
+/// The most [`INLINE_WRITES_ENV`] may say (1 MiB): a forwarder copies up to four
+/// times this in a pass while its ring's other requests wait.
+pub const MOST_INLINE_WRITES: usize = 1 << 20;
+
+/// [`ForwardBuilder::inline_writes`] from [`INLINE_WRITES_ENV`]'s value, if set: a
+/// byte count up to [`MOST_INLINE_WRITES`]; anything else is reported and leaves
+/// the default.
+fn inline_writes_from(value: Option<&str>) -> usize {
+    let Some(v) = value else {
+        return DEFAULT_INLINE_WRITES;
+    };
+    match v.trim().parse::<usize>() {
+        Ok(n) if n <= MOST_INLINE_WRITES => n,
+        _ => {
+            tracing::warn!(
+                value = v,
+                "{INLINE_WRITES_ENV} is not a byte count up to {MOST_INLINE_WRITES}; \
+                 using {DEFAULT_INLINE_WRITES}"
+            );
+            DEFAULT_INLINE_WRITES
+        }
+    }
+}
 
 /// The environment variable that sets [`ForwardBuilder::rings`] (1 to 64).
 pub const RINGS_ENV: &str = "GPUIO_FORWARD_RINGS";
@@ -194,7 +222,7 @@ impl Default for ForwardBuilder {
                 .filter(|n| (1..=64).contains(n))
                 .unwrap_or(DEFAULT_RINGS),
             min_ring_slots: 64,
-            inline_writes: DEFAULT_INLINE_WRITES,
+            inline_writes: inline_writes_from(std::env::var(INLINE_WRITES_ENV).ok().as_deref()),
         }
     }
 }

@@ -297,6 +297,27 @@ fn rows_published_together_land_whole(builder: ForwardBuilder) {
 }
 
 #[test]
+fn inline_writes_come_from_a_byte_count_and_anything_else_keeps_the_default() {
+    use super::{inline_writes_from, DEFAULT_INLINE_WRITES, MOST_INLINE_WRITES};
+    assert_eq!(inline_writes_from(None), DEFAULT_INLINE_WRITES);
+    assert_eq!(
+        inline_writes_from(Some("0")),
+        0,
+        "0: every pwrite through the ring"
+    );
+    assert_eq!(inline_writes_from(Some(" 4096 ")), 4096);
+    let most = MOST_INLINE_WRITES.to_string();
+    assert_eq!(inline_writes_from(Some(&most)), MOST_INLINE_WRITES);
+    for bad in ["", "64k", "-1", "1048577", "lots"] {
+        assert_eq!(
+            inline_writes_from(Some(bad)),
+            DEFAULT_INLINE_WRITES,
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
 fn preads_published_together_each_get_their_own_row_and_those_past_the_end_read_0() {
     // Each "thread" reads back its 48-byte row at pos * 48, as a kernel's rows do:
     // the forwarder may make the rows it takes in one pass as one READV (runs.rs).
