@@ -40,6 +40,31 @@ pub struct Part {
 }
 
 impl Part {
+    /// The part a positioned request (`Pwrite`, `Pread`) makes, known to the
+    /// transport as `id`, and whether it reads; `None` for any other request.
+    pub fn of(id: u64, request: &Request) -> Option<(Self, bool)> {
+        let (endpoint, staging, offset, reads) = match *request {
+            Request::Pwrite {
+                endpoint,
+                staging,
+                offset,
+            } => (endpoint, staging, offset, false),
+            Request::Pread {
+                endpoint,
+                staging,
+                offset,
+            } => (endpoint, staging, offset, true),
+            _ => return None,
+        };
+        let part = Self {
+            id,
+            endpoint,
+            staging,
+            offset,
+        };
+        Some((part, reads))
+    }
+
     /// The pwrite alone, to be made by itself.
     pub fn pwrite(&self) -> Request {
         Request::Pwrite {
@@ -218,6 +243,35 @@ mod tests {
             w.windows(2).all(|p| p[0].offset < p[1].offset),
             "sorted by offset"
         );
+    }
+
+    #[test]
+    fn a_positioned_request_makes_a_part_that_says_whether_it_reads() {
+        let staging = Staging::unchecked(4096, 48);
+        let (endpoint, offset) = (2, 96);
+        let want = Part {
+            id: 7,
+            endpoint,
+            staging,
+            offset,
+        };
+        let write = Request::Pwrite {
+            endpoint,
+            staging,
+            offset,
+        };
+        let read = Request::Pread {
+            endpoint,
+            staging,
+            offset,
+        };
+        assert_eq!(Part::of(7, &write), Some((want, false)));
+        assert_eq!(Part::of(7, &read), Some((want, true)));
+        assert_eq!(want.pwrite(), write);
+        assert_eq!(want.pread(), read);
+        assert_eq!(Part::of(7, &Request::Nop), None);
+        let stream = Request::Write { endpoint, staging };
+        assert_eq!(Part::of(7, &stream), None, "a stream write has no position");
     }
 
     #[test]

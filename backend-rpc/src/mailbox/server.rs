@@ -456,42 +456,28 @@ fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
     };
     let counts = shared.counters.of(thread);
     let checked = validate(shared, &raw);
-    match checked {
-        Ok(Request::Pwrite {
-            endpoint,
-            staging,
-            offset,
-        }) => {
+    // Pwrites, and preads of regular files, wait for the round's end (make_runs).
+    let part = checked
+        .as_ref()
+        .ok()
+        .and_then(|r| runs::Part::of(u64::from(i), r));
+    if let Some((part, reads)) = part {
+        if !reads || shared.regular.get(part.endpoint as usize) == Some(&true) {
             counts.submitted();
             held.sent[i as usize] = sent;
-            held.pwrites.push(runs::Part {
-                id: u64::from(i),
-                endpoint,
-                staging,
-                offset,
-            });
+            if reads {
+                held.preads.push(part);
+            } else {
+                held.pwrites.push(part);
+            }
             return Served::Held;
         }
-        Ok(Request::Pread {
-            endpoint,
-            staging,
-            offset,
-        }) if shared.regular.get(endpoint as usize) == Some(&true) => {
-            counts.submitted();
-            held.sent[i as usize] = sent;
-            held.preads.push(runs::Part {
-                id: u64::from(i),
-                endpoint,
-                staging,
-                offset,
-            });
-            return Served::Held;
-        }
-        // A stream that would block: answering it now would stop this thread, and
-        // every port it serves, until data comes. Leave it pending (the caller's
-        // deadline still bounds its wait) and look again next round.
-        Ok(ref r) if !ready(shared, r) => return Served::Left,
-        _ => {}
+    }
+    // A stream that would block: answering it now would stop this thread, and
+    // every port it serves, until data comes. Leave it pending (the caller's
+    // deadline still bounds its wait) and look again next round.
+    if checked.as_ref().is_ok_and(|r| !ready(shared, r)) {
+        return Served::Left;
     }
     counts.submitted();
     let result = match checked {

@@ -570,27 +570,12 @@ impl Forwarder {
                 // A NOP asks the transport for nothing but the round trip: answered
                 // here, as the mailbox server does, without an `io_uring_enter`.
                 Ok(Request::Nop) => self.answer(pos, 0),
-                Ok(Request::Pwrite {
-                    endpoint,
-                    staging,
-                    offset,
-                }) => self.pwrites.push(Part {
-                    id: pos,
-                    endpoint,
-                    staging,
-                    offset,
-                }),
-                Ok(Request::Pread {
-                    endpoint,
-                    staging,
-                    offset,
-                }) => self.preads.push(Part {
-                    id: pos,
-                    endpoint,
-                    staging,
-                    offset,
-                }),
-                Ok(request) => self.push(pos, &request),
+                // Pwrites and preads wait for the pass's end (runs).
+                Ok(request) => match Part::of(pos, &request) {
+                    Some((part, true)) => self.preads.push(part),
+                    Some((part, false)) => self.pwrites.push(part),
+                    None => self.push(pos, &request),
+                },
             }
         }
         self.cursor = (self.cursor + 1) % n.max(1);
