@@ -21,8 +21,9 @@
 //! file the part of its range that was done (0 past it), or the error of a call
 //! that failed.
 
-use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 
+use crate::endpoint::Endpoint;
 use crate::request::{Request, Staging};
 
 /// Most requests one vectored call carries (`IOV_MAX` on Linux).
@@ -39,21 +40,28 @@ pub struct Part {
     pub offset: u64,
 }
 
+/// Which way a run moves bytes: a pwrite's, or a pread's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Write,
+    Read,
+}
+
 impl Part {
     /// The part a positioned request (`Pwrite`, `Pread`) makes, known to the
-    /// transport as `id`, and whether it reads; `None` for any other request.
-    pub fn of(id: u64, request: &Request) -> Option<(Self, bool)> {
-        let (endpoint, staging, offset, reads) = match *request {
+    /// transport as `id`, and which way it moves bytes; `None` for any other request.
+    pub fn of(id: u64, request: &Request) -> Option<(Self, Direction)> {
+        let (endpoint, staging, offset, direction) = match *request {
             Request::Pwrite {
                 endpoint,
                 staging,
                 offset,
-            } => (endpoint, staging, offset, false),
+            } => (endpoint, staging, offset, Direction::Write),
             Request::Pread {
                 endpoint,
                 staging,
                 offset,
-            } => (endpoint, staging, offset, true),
+            } => (endpoint, staging, offset, Direction::Read),
             _ => return None,
         };
         let part = Self {
@@ -62,24 +70,23 @@ impl Part {
             staging,
             offset,
         };
-        Some((part, reads))
+        Some((part, direction))
     }
 
-    /// The pwrite alone, to be made by itself.
-    pub fn pwrite(&self) -> Request {
-        Request::Pwrite {
-            endpoint: self.endpoint,
-            staging: self.staging,
-            offset: self.offset,
-        }
-    }
-
-    /// The pread alone, to be made by itself.
-    pub fn pread(&self) -> Request {
-        Request::Pread {
-            endpoint: self.endpoint,
-            staging: self.staging,
-            offset: self.offset,
+    /// The request alone (a pwrite or a pread), to be made by itself.
+    pub fn request(&self, direction: Direction) -> Request {
+        let (endpoint, staging, offset) = (self.endpoint, self.staging, self.offset);
+        match direction {
+            Direction::Write => Request::Pwrite {
+                endpoint,
+                staging,
+                offset,
+            },
+            Direction::Read => Request::Pread {
+                endpoint,
+                staging,
+                offset,
+            },
         }
     }
 
@@ -120,49 +127,38 @@ pub fn iovecs(staging: *mut u8, run: &[Part]) -> Box<[libc::iovec]> {
         .collect()
 }
 
-/// Makes a run of pwrites (one endpoint's ranges end to end, as [`runs`] makes
-/// them) from this thread with one `pwritev(2)` to `fd`, the endpoint's descriptor:
-/// each part's answer ([`shares`]).
+/// Makes a run (one endpoint's ranges end to end, as [`runs`] makes them) from
+/// this thread with one `pwritev(2)` or `preadv(2)` to its endpoint's descriptor:
+/// each part's answer ([`shares`]; a part past a file's end reads 0, as its own
+/// pread would), or `-EBADF` for each where the endpoint has none. Reads want a
+/// regular file ([`Endpoint::is_regular_file`]): a pipe's short read does not mean
+/// its end.
 ///
 /// # Safety
 ///
 /// `staging` is the host address of a staging area that holds every part's range
-/// (as [`validate`](crate::request::validate) checks) and stays mapped for the call,
-/// and no Rust reference points into it.
-pub unsafe fn write(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Part]) -> Vec<i32> {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { vectored(fd, staging, run, crate::uring::sys::pwritev) }
-}
-
-/// Makes a run of preads of a regular file from this thread with one `preadv(2)`:
-/// each part's answer ([`shares`]; a part past the file's end reads 0, as its own
-/// pread would). Only a regular file: a pipe's short read does not mean its end.
-///
-/// # Safety
-///
-/// As [`write`]; the kernel writes the parts' staging ranges.
-pub unsafe fn read(fd: BorrowedFd<'_>, staging: *mut u8, run: &[Part]) -> Vec<i32> {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { vectored(fd, staging, run, crate::uring::sys::preadv) }
-}
-
-/// One vectored call over a run's staging ranges, from the offset of its first part.
-///
-/// # Safety
-///
-/// As [`write`]; `call` is `pwritev` or `preadv` of `uring::sys`.
-unsafe fn vectored(
-    fd: BorrowedFd<'_>,
+/// (as [`validate`](crate::request::validate) checks against `endpoints`) and stays
+/// mapped for the call, and no Rust reference points into it.
+pub unsafe fn make(
+    direction: Direction,
+    endpoints: &[Arc<Endpoint>],
     staging: *mut u8,
     run: &[Part],
-    call: unsafe fn(BorrowedFd<'_>, &[libc::iovec], i64) -> rustix::io::Result<usize>,
 ) -> Vec<i32> {
-    let Some(first) = run.first() else {
-        return Vec::new();
+    let fd = run
+        .first()
+        .and_then(|w| endpoints.get(w.endpoint as usize))
+        .and_then(|ep| ep.fd());
+    let (Some(fd), Some(first)) = (fd, run.first()) else {
+        return vec![-libc::EBADF; run.len()];
     };
     let iovecs = iovecs(staging, run);
     // Validated offsets are at most i64::MAX - len.
     let offset = i64::try_from(first.offset).unwrap_or(i64::MAX);
+    let call = match direction {
+        Direction::Write => crate::uring::sys::pwritev,
+        Direction::Read => crate::uring::sys::preadv,
+    };
     // SAFETY: every iovec names a range inside the mapped staging area (the caller's
     // promise), reached by no Rust reference.
     let result = match unsafe { call(fd, &iovecs, offset) } {
@@ -265,10 +261,10 @@ mod tests {
             staging,
             offset,
         };
-        assert_eq!(Part::of(7, &write), Some((want, false)));
-        assert_eq!(Part::of(7, &read), Some((want, true)));
-        assert_eq!(want.pwrite(), write);
-        assert_eq!(want.pread(), read);
+        assert_eq!(Part::of(7, &write), Some((want, Direction::Write)));
+        assert_eq!(Part::of(7, &read), Some((want, Direction::Read)));
+        assert_eq!(want.request(Direction::Write), write);
+        assert_eq!(want.request(Direction::Read), read);
         assert_eq!(Part::of(7, &Request::Nop), None);
         let stream = Request::Write { endpoint, staging };
         assert_eq!(Part::of(7, &stream), None, "a stream write has no position");

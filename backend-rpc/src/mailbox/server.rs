@@ -30,7 +30,7 @@ use gpuio_core::abi;
 use gpuio_core::endpoint::Endpoint;
 use gpuio_core::memory::SharedMemory;
 use gpuio_core::request::{self, Request};
-use gpuio_core::runs;
+use gpuio_core::runs::{self, Direction};
 use gpuio_core::transport::{Backoff, CounterBlock, Counters, TransportError};
 use gpuio_core::KeepAlive;
 
@@ -402,6 +402,14 @@ impl Held {
     fn len(&self) -> usize {
         self.pwrites.len() + self.preads.len()
     }
+
+    /// The held parts that move bytes `direction`'s way.
+    fn parts(&mut self, direction: Direction) -> &mut Vec<runs::Part> {
+        match direction {
+            Direction::Write => &mut self.pwrites,
+            Direction::Read => &mut self.preads,
+        }
+    }
 }
 
 /// Answers every pending port once, from this thread's start on, each only after
@@ -461,15 +469,12 @@ fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
         .as_ref()
         .ok()
         .and_then(|r| runs::Part::of(u64::from(i), r));
-    if let Some((part, reads)) = part {
-        if !reads || shared.regular.get(part.endpoint as usize) == Some(&true) {
+    if let Some((part, direction)) = part {
+        let regular = shared.regular.get(part.endpoint as usize) == Some(&true);
+        if direction == Direction::Write || regular {
             counts.submitted();
             held.sent[i as usize] = sent;
-            if reads {
-                held.preads.push(part);
-            } else {
-                held.pwrites.push(part);
-            }
+            held.parts(direction).push(part);
             return Served::Held;
         }
     }
@@ -492,34 +497,42 @@ fn serve_port(shared: &Shared, thread: u32, i: u32, held: &mut Held) -> Served {
 /// Makes the held pwrites and preads, a run of more than one as one `pwritev` or
 /// `preadv`, answers each and lets its port go. Returns how many it answered.
 fn make_runs(shared: &Shared, thread: u32, held: &mut Held) -> u32 {
-    let mut pwrites = std::mem::take(&mut held.pwrites);
-    let mut preads = std::mem::take(&mut held.preads);
-    let answered = make_parts(shared, thread, held, &mut pwrites, false)
-        + make_parts(shared, thread, held, &mut preads, true);
-    // They keep their allocations for the next round.
-    held.pwrites = pwrites;
-    held.preads = preads;
+    let mut answered = 0;
+    for direction in [Direction::Write, Direction::Read] {
+        let mut parts = std::mem::take(held.parts(direction));
+        answered += make_parts(shared, thread, held, &mut parts, direction);
+        *held.parts(direction) = parts; // keeps its allocation for the next round
+    }
     answered
 }
 
-/// Makes held parts of one kind (preads if `read`), in runs; empties `parts`.
+/// Makes held parts that move bytes `direction`'s way, in runs; empties `parts`.
 fn make_parts(
     shared: &Shared,
     thread: u32,
     held: &Held,
     parts: &mut Vec<runs::Part>,
-    read: bool,
+    direction: Direction,
 ) -> u32 {
     let mut answered = 0;
     for run in runs::runs(parts) {
         let run = &parts[run];
         let results = match run {
-            [one] if read => vec![execute(shared, &one.pread())],
-            [one] => vec![execute(shared, &one.pwrite())],
-            _ => vectored(shared, run, read)
-                .into_iter()
-                .map(i64::from)
-                .collect(),
+            [one] => vec![execute(shared, &one.request(direction))],
+            // SAFETY: `validate` put every range inside the staging area, which
+            // `Shared::_keep` keeps mapped; no Rust reference points into it; a held
+            // pread's endpoint is a regular file (serve_port).
+            _ => unsafe {
+                runs::make(
+                    direction,
+                    &shared.endpoints,
+                    shared.staging.host.as_ptr(),
+                    run,
+                )
+            }
+            .into_iter()
+            .map(i64::from)
+            .collect(),
         };
         answered += answer_held(shared, thread, held, run, results);
     }
@@ -545,25 +558,6 @@ fn answer_held(
         answered += 1;
     }
     answered
-}
-
-/// One `pwritev` or `preadv` of a run (one endpoint, ranges end to end): each
-/// part's answer.
-fn vectored(shared: &Shared, run: &[runs::Part], read: bool) -> Vec<i32> {
-    let fd = run
-        .first()
-        .and_then(|w| shared.endpoints.get(w.endpoint as usize))
-        .and_then(|ep| ep.fd());
-    let staging = shared.staging.host.as_ptr();
-    match fd {
-        // SAFETY: `validate` put every range inside the staging area, which
-        // `Shared::_keep` keeps mapped; no Rust reference points into it; a held
-        // pread's endpoint is a regular file (serve_port).
-        Some(fd) if read => unsafe { runs::read(fd, staging, run) },
-        // SAFETY: as above.
-        Some(fd) => unsafe { runs::write(fd, staging, run) },
-        None => vec![-libc::EBADF; run.len()],
-    }
 }
 
 /// Whether `req` can run without blocking: stream reads and writes wait until

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::endpoint::Endpoint;
 use crate::memory::SharedRegion;
 use crate::request::{validate, Request, Staging};
-use crate::runs::{self, Part};
+use crate::runs::{self, Direction, Part};
 use crate::transport::{Backoff, CounterBlock, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
@@ -230,13 +230,6 @@ impl Exit {
         }
         p
     }
-}
-
-/// Which vectored op a run goes to the ring as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Vectored {
-    Write,
-    Read,
 }
 
 /// How SQEs name an endpoint.
@@ -572,8 +565,8 @@ impl Forwarder {
                 Ok(Request::Nop) => self.answer(pos, 0),
                 // Pwrites and preads wait for the pass's end (runs).
                 Ok(request) => match Part::of(pos, &request) {
-                    Some((part, true)) => self.preads.push(part),
-                    Some((part, false)) => self.pwrites.push(part),
+                    Some((part, Direction::Read)) => self.preads.push(part),
+                    Some((part, Direction::Write)) => self.pwrites.push(part),
                     None => self.push(pos, &request),
                 },
             }
@@ -598,9 +591,9 @@ impl Forwarder {
                 allowance -= bytes;
                 self.write_here(run);
             } else if let [one] = run {
-                self.push(one.id, &one.pwrite());
+                self.push(one.id, &one.request(Direction::Write));
             } else {
-                self.push_run(run, Vectored::Write);
+                self.push_run(run, Direction::Write);
             }
         }
         pwrites.clear();
@@ -618,10 +611,10 @@ impl Forwarder {
         for run in runs::runs(&mut preads) {
             let run = &preads[run];
             if run.len() > 1 && self.regular_file(run) {
-                self.push_run(run, Vectored::Read);
+                self.push_run(run, Direction::Read);
             } else {
                 for one in run {
-                    self.push(one.id, &one.pread());
+                    self.push(one.id, &one.request(Direction::Read));
                 }
             }
         }
@@ -637,17 +630,11 @@ impl Forwarder {
 
     /// Writes a run from this thread (one `pwritev`) and answers each part.
     fn write_here(&mut self, run: &[Part]) {
-        let fd = run
-            .first()
-            .and_then(|w| self.endpoints.get(w.endpoint as usize))
-            .and_then(|ep| ep.fd());
-        let results = match fd {
-            // SAFETY: `validate` put every range inside the staging area, which the
-            // channel keeps mapped past `close()`; the requests stay unanswered, so
-            // their chunks untouched by the device, until the answers below.
-            Some(fd) => unsafe { runs::write(fd, self.staging.host_ptr.as_ptr(), run) },
-            None => vec![-libc::EBADF; run.len()],
-        };
+        let staging = self.staging.host_ptr.as_ptr();
+        // SAFETY: `validate` put every range inside the staging area, which the
+        // channel keeps mapped past `close()`; the requests stay unanswered, so their
+        // chunks untouched by the device, until the answers below.
+        let results = unsafe { runs::make(Direction::Write, &self.endpoints, staging, run) };
         self.inline_counts.0 += 1;
         self.inline_counts.1 += run.len() as u64;
         for (w, result) in run.iter().zip(results) {
@@ -672,7 +659,7 @@ impl Forwarder {
     }
 
     /// Pushes a run (one endpoint, ranges end to end) as one `WRITEV` or `READV`.
-    fn push_run(&mut self, run: &[Part], op: Vectored) {
+    fn push_run(&mut self, run: &[Part], direction: Direction) {
         let iovecs = Iovecs(runs::iovecs(self.staging.host_ptr.as_ptr(), run));
         let positions = run.iter().map(|w| w.id).collect();
         let index = match self.runs.iter().position(Option::is_none) {
@@ -684,23 +671,21 @@ impl Forwarder {
         };
         let (ep, offset) = (run[0].endpoint, run[0].offset);
         let (iov, count) = (iovecs.0.as_ptr(), iovecs.0.len() as u32);
-        let sqe = match (op, self.files) {
-            (Vectored::Write, Files::Fixed) => opcode::Writev::new(types::Fixed(ep), iov, count)
-                .offset(offset)
-                .build(),
-            (Vectored::Write, Files::Raw) => {
-                opcode::Writev::new(types::Fd(self.fds[ep as usize]), iov, count)
-                    .offset(offset)
-                    .build()
-            }
-            (Vectored::Read, Files::Fixed) => opcode::Readv::new(types::Fixed(ep), iov, count)
-                .offset(offset)
-                .build(),
-            (Vectored::Read, Files::Raw) => {
-                opcode::Readv::new(types::Fd(self.fds[ep as usize]), iov, count)
-                    .offset(offset)
-                    .build()
-            }
+        macro_rules! vectored {
+            ($op:ident) => {
+                match self.files {
+                    Files::Fixed => opcode::$op::new(types::Fixed(ep), iov, count)
+                        .offset(offset)
+                        .build(),
+                    Files::Raw => opcode::$op::new(types::Fd(self.fds[ep as usize]), iov, count)
+                        .offset(offset)
+                        .build(),
+                }
+            };
+        }
+        let sqe = match direction {
+            Direction::Write => vectored!(Writev),
+            Direction::Read => vectored!(Readv),
         }
         .user_data(RUN | index as u64);
         // SAFETY: every iovec names a validated staging range (inside the staging
@@ -710,9 +695,9 @@ impl Forwarder {
         let pushed = unsafe { self.ring.submission().push(&sqe) };
         if pushed.is_ok() {
             self.in_flight += 1;
-            let counts = match op {
-                Vectored::Write => &mut self.run_counts,
-                Vectored::Read => &mut self.read_run_counts,
+            let counts = match direction {
+                Direction::Write => &mut self.run_counts,
+                Direction::Read => &mut self.read_run_counts,
             };
             counts.0 += 1;
             counts.1 += run.len() as u64;

@@ -241,19 +241,25 @@ fn runs_past_the_forwarders_own_allowance_go_through_the_ring_and_land_whole() {
     });
 }
 
-/// Each "thread" writes its 48-byte row at pos * 48, as a kernel's rows do: the
-/// forwarder may make the rows it takes in one pass as one vectored write
-/// (runs.rs), from its ring or itself.
-fn rows_published_together_land_whole(builder: ForwardBuilder) {
-    let file = tempfile::tempfile().unwrap();
+/// A channel of 64 slots of 4 KiB on `file` (endpoint 0), for rows a test's
+/// "threads" write or read together.
+fn open_rows(builder: &ForwardBuilder, file: &std::fs::File) -> Channel {
     let config = ChannelConfig {
-        endpoints: vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        endpoints: vec![Endpoint::file("f", file, Access::READ_WRITE).unwrap()],
         slots: 64,
         slot_size: 4096,
         close_timeout: Duration::from_secs(5),
         ..ChannelConfig::default()
     };
-    let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
+    Channel::open(Arc::new(HostMemory), builder, config).expect("open")
+}
+
+/// Each "thread" writes its 48-byte row at pos * 48, as a kernel's rows do: the
+/// forwarder may make the rows it takes in one pass as one vectored write
+/// (runs.rs), from its ring or itself.
+fn rows_published_together_land_whole(builder: ForwardBuilder) {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open_rows(&builder, &file);
     let dev = FakeDevice::new(&ch);
     let row = |pos: u64| format!("{:<47}\n", format!("row {pos:04} of a kernel's output"));
     assert_eq!(row(7).len(), 48);
@@ -331,14 +337,7 @@ fn preads_published_together_each_get_their_own_row_and_those_past_the_end_read_
         rings: 1,
         ..ForwardBuilder::default()
     };
-    let config = ChannelConfig {
-        endpoints: vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
-        slots: 64,
-        slot_size: 4096,
-        close_timeout: Duration::from_secs(5),
-        ..ChannelConfig::default()
-    };
-    let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
+    let ch = open_rows(&builder, &file);
     let dev = FakeDevice::new(&ch);
     for lap in 0..2u64 {
         // Published out of order, every entry of the ring at once; the second lap
