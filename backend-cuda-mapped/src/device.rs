@@ -90,15 +90,39 @@ pub const PRINTF_RECORD: u64 = 256;
 /// The least the printf buffer is made (CUDA's default is 1 MiB).
 pub const PRINTF_FIFO_MIN: usize = 128 << 20;
 
-/// A module of kernels loaded in the device's context.
+/// A module of kernels loaded in the device's context (built-in kernels compiled in
+/// parts: one loaded module per part, a kernel looked up in each).
 #[derive(Debug)]
 pub struct KernelModule {
-    module: Arc<CudaModule>,
+    modules: Vec<Arc<CudaModule>>,
     /// `sm_90`, or `compute_89` for PTX the driver compiled.
     pub target: String,
     pub kind: ImageKind,
     /// Came from the on-disk cache.
     pub cached: bool,
+}
+
+/// Programs the built-in kernels are compiled in (`kernels/conformance.h`, "Which
+/// kernels this compile defines"), at once: NVRTC compiles a program on one core.
+const CONFORMANCE_PARTS: u32 = 8;
+
+impl KernelModule {
+    /// Kernel `name` from the first of the modules that has it.
+    fn function(&self, name: &str) -> Result<CudaFunction, cudarc::driver::DriverError> {
+        let mut not_found = None;
+        for m in &self.modules {
+            match m.load_function(name) {
+                Ok(f) => return Ok(f),
+                Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND => {
+                    not_found = Some(e)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(not_found.unwrap_or(cudarc::driver::DriverError(
+            cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND,
+        )))
+    }
 }
 
 /// A launch's resources, alive until its kernel is seen to end.
@@ -308,7 +332,7 @@ impl CudaDevice {
             .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
             .call("cuModuleLoadData")?;
         Ok(Arc::new(KernelModule {
-            module,
+            modules: vec![module],
             target: image.target.option.clone(),
             kind: image.target.kind,
             cached: image.cached,
@@ -356,9 +380,62 @@ impl CudaDevice {
         if let Some(m) = &*slot {
             return Ok(m.clone());
         }
-        let m = self.compile("gpuio_conformance.cu", gpuio_device::header::KERNELS_SOURCE)?;
+        let m = Arc::new(self.compile_parts(
+            "gpuio_conformance",
+            gpuio_device::header::KERNELS_SOURCE,
+            CONFORMANCE_PARTS,
+        )?);
         *slot = Some(m.clone());
         Ok(m)
+    }
+
+    /// Compiles `source` as `parts` programs at once, each on a thread of its own,
+    /// program i with `GPUIO_CONF_PARTS` = `parts` and `GPUIO_CONF_PART` = i defined
+    /// ahead of it (the file defines in each the kernels of that part), and loads
+    /// them as one module.
+    fn compile_parts(
+        &self,
+        name: &str,
+        source: &str,
+        parts: u32,
+    ) -> Result<KernelModule, DeviceError> {
+        let sources: Vec<(String, String)> = (0..parts)
+            .map(|i| {
+                (
+                    format!("{name}_{i}_of_{parts}.cu"),
+                    format!(
+                        "#define GPUIO_CONF_PARTS {parts}\n#define GPUIO_CONF_PART {i}\n{source}"
+                    ),
+                )
+            })
+            .collect();
+        let loaded = std::thread::scope(|scope| {
+            let compiles: Vec<_> = sources
+                .iter()
+                .map(|(name, source)| scope.spawn(move || self.compile(name, source)))
+                .collect();
+            compiles
+                .into_iter()
+                .map(|c| {
+                    c.join().unwrap_or_else(|_| {
+                        Err(DeviceError::Kernel {
+                            kernel: name.to_string(),
+                            message: "the compiling thread panicked".to_string(),
+                        })
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        let first = loaded.first().ok_or_else(|| DeviceError::Kernel {
+            kernel: name.to_string(),
+            message: "no parts to compile".to_string(),
+        })?;
+        Ok(KernelModule {
+            target: first.target.clone(),
+            kind: first.kind,
+            cached: loaded.iter().all(|m| m.cached),
+            modules: loaded.iter().flat_map(|m| m.modules.clone()).collect(),
+        })
     }
 
     /// Starts `grid × block` threads of kernel `name` from `module` on `channel`.
@@ -381,7 +458,7 @@ impl CudaDevice {
             dev_err(e)
         };
         sys::bind(&self.inner.ctx).map_err(note)?;
-        let func = module.module.load_function(name).map_err(|e| {
+        let func = module.function(name).map_err(|e| {
             if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND {
                 DeviceError::NoSuchKernel(name.to_string())
             } else {

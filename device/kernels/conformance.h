@@ -16,6 +16,18 @@
 #include <stdio.h> /* printf for gpuio_k_native_printf; CUDA and HIP have it built in */
 #endif
 
+/* Which kernels this compile defines. A GPU backend compiles this file in
+ * GPUIO_CONF_PARTS parts at once (both defined ahead of the file), part
+ * GPUIO_CONF_PART holding the kernels marked GPUIO_CONF_IN(n) with n % parts equal
+ * to it, so that the kernels build on several cores: in one piece they were one
+ * NVRTC compile of 435 s on an H100's host (2026-11-27). The marks go round 0..7
+ * in file order. Without GPUIO_CONF_PARTS, every kernel. */
+#ifndef GPUIO_CONF_PARTS
+#define GPUIO_CONF_PARTS 0
+#define GPUIO_CONF_PART 0
+#endif
+#define GPUIO_CONF_IN(n) (GPUIO_CONF_PARTS == 0 || GPUIO_CONF_PART == (n) % GPUIO_CONF_PARTS)
+
 /* Each thread owns [thread * GPUIO_CONF_REGION, +GPUIO_CONF_REGION) of the file. */
 #define GPUIO_CONF_REGION (4ull << 20)
 
@@ -38,6 +50,7 @@ GPUIO_FN void gpuio_conf_fail(gpuio_u64 *count, gpuio_u64 *first, gpuio_i64 res)
 
 /* params: [0] endpoint, [1] source bytes (device pointer; byte o is the file's byte o),
  *         [2] writes per thread; out: [3] failures, [4] first failure, [5] bytes written */
+#if GPUIO_CONF_IN(0)
 GPUIO_KERNEL(gpuio_k_pwrite_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u64 t = gpuio_global_thread_id();
   const char *src = (const char *)p[1];
@@ -51,9 +64,11 @@ GPUIO_KERNEL(gpuio_k_pwrite_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   gpuio_fetch_add_64(&p[5], bytes);
 }
+#endif
 
 /* params: [0] endpoint, [1] destination (device pointer, laid out like the file),
  *         [2] reads per thread; out: [3] failures, [4] first failure, [5] bytes read */
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_pread_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u64 t = gpuio_global_thread_id();
   char *dst = (char *)p[1];
@@ -67,9 +82,11 @@ GPUIO_KERNEL(gpuio_k_pread_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   gpuio_fetch_add_64(&p[5], bytes);
 }
+#endif
 
 /* params: [0] lines per thread; out: [1] failures, [2] first failure.
  * Line i of thread t: "t=<t> i=<i> <the same conversions the host checks>\n". */
+#if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_printf_lines)(const gpuio_channel *ch, gpuio_u64 *p) {
   int t = (int)gpuio_global_thread_id();
   for (int i = 0; i < (int)p[0]; i++) {
@@ -78,10 +95,12 @@ GPUIO_KERNEL(gpuio_k_printf_lines)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (r <= 0) gpuio_conf_fail(&p[1], &p[2], r);
   }
 }
+#endif
 
 /* Bad input, one case per result, then proof the channel still works.
  * params: [0] writable file endpoint, [1] read-only endpoint, [2] the file's raw fd
  *         (direct only), out: [3..] one result per case (see gpuio_device::kernels). */
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_bad_input)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 ep = (gpuio_u32)p[0], ro = (gpuio_u32)p[1];
@@ -124,6 +143,7 @@ GPUIO_KERNEL(gpuio_k_bad_input)(const gpuio_channel *ch, gpuio_u64 *p) {
   /* Still usable: 5 bytes at offset 4096. */
   out[10] = gpuio_pwrite(ch, ep, "alive", 5, 4096);
 }
+#endif
 
 /* Writes until the channel closes. params: [0] endpoint, [1] source bytes, [2] max
  * writes per thread, [3] write size; out: [4] ok, [5] -ESHUTDOWN seen, [6] other
@@ -131,6 +151,7 @@ GPUIO_KERNEL(gpuio_k_bad_input)(const gpuio_channel *ch, gpuio_u64 *p) {
  * succeed (they are its first ones: a thread stops at its first shutdown or
  * timeout). Write i of thread t goes to t * GPUIO_CONF_REGION + (i * size) %
  * GPUIO_CONF_REGION. */
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_until_closed)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u64 t = gpuio_global_thread_id();
   const char *src = (const char *)p[1];
@@ -154,19 +175,23 @@ GPUIO_KERNEL(gpuio_k_until_closed)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_fetch_add_64(&p[4], ok);
   gpuio_st_relaxed_64(&p[16 + t], ok);
 }
+#endif
 
 /* params: [0] NOPs per thread; out: [1] failures, [2] first failure. */
+#if GPUIO_CONF_IN(5)
 GPUIO_KERNEL(gpuio_k_nop)(const gpuio_channel *ch, gpuio_u64 *p) {
   for (gpuio_u64 i = 0; i < p[0]; i++) {
     gpuio_i64 r = gpuio_nop(ch);
     if (r != 0) gpuio_conf_fail(&p[1], &p[2], r);
   }
 }
+#endif
 
 /* Latency, one call at a time, each timed on the device (gpuio_bench).
  * params: [0] calls, [1] 0: NOP, 1: a 64-byte pwrite at offset 0 of endpoint [2],
  *         [3] shared memory for the durations (u32 nanoseconds per call, saturated);
  * out: [4] failures, [5] first failure. Thread 0 only. */
+#if GPUIO_CONF_IN(6)
 GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 *ns = (gpuio_u32 *)p[3];
@@ -181,6 +206,7 @@ GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (r != want) gpuio_conf_fail(&p[4], &p[5], r);
   }
 }
+#endif
 
 /* Where one NOP's time goes, step by step (gpuio bench prints the medians): thread 0
  * makes p[0] NOPs through the same steps as gpuio_nop (gpuio_impl_request_staged)
@@ -189,6 +215,7 @@ GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
  * 2 submitting, 3 waiting for the answer, 4 giving the slot back. out: [2] failures,
  * [3] the last failure's result. */
 #define GPUIO_CONF_ANATOMY_STEPS 5u
+#if GPUIO_CONF_IN(7)
 GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 *ns = (gpuio_u32 *)p[1];
@@ -219,12 +246,14 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
     }
   }
 }
+#endif
 
 /* The latency floor of any round trip: thread 0 and a host thread take turns
  * through two words of shared memory (gpuio_bench). For round i = 1.. the device
  * stores ping = i (release) and waits for pong == i (acquire).
  * params: [0] shared memory: u64 ping at +0, u64 pong at +64; [1] rounds;
  * out: [2] 1 if a round waited more than a second (then it stops). */
+#if GPUIO_CONF_IN(0)
 GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   if (gpuio_global_thread_id() != 0) return;
@@ -241,6 +270,7 @@ GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
     }
   }
 }
+#endif
 
 /* Asynchronous calls: each thread keeps p[1] (at most 8) 512-byte pwrites in flight
  * for p[2] rounds, into its region with the pattern bytes, then reads them all back
@@ -249,6 +279,7 @@ GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
  * [4] first failure, [5] bytes read back intact, [6] gpuio_test calls that found a
  * request still in flight. */
 #define GPUIO_CONF_ASYNC 512
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_async_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u32 n = p[1] < 8 ? (gpuio_u32)p[1] : 8u;
@@ -289,6 +320,7 @@ GPUIO_KERNEL(gpuio_k_async_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_fetch_add_64(&p[5], ok);
   gpuio_fetch_add_64(&p[6], pending);
 }
+#endif
 
 /* One thread keeps p[1] (at most GPUIO_CONF_MANY) asynchronous calls in flight at
  * once, more than one ring of a forward channel has slots: p[1] writes of
@@ -298,6 +330,7 @@ GPUIO_KERNEL(gpuio_k_async_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
  * read back intact. */
 #define GPUIO_CONF_MANY 192
 #define GPUIO_CONF_MANY_BYTES 16
+#if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_async_many)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u32 n = p[1] < GPUIO_CONF_MANY ? (gpuio_u32)p[1] : GPUIO_CONF_MANY;
@@ -330,6 +363,7 @@ GPUIO_KERNEL(gpuio_k_async_many)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   gpuio_fetch_add_64(&p[4], ok);
 }
+#endif
 
 /* Warp-cooperative calls: each warp (named by the global id of its first active
  * lane: unit u; on the CPU device every thread is a warp) writes p[3] pattern chunks
@@ -339,6 +373,7 @@ GPUIO_KERNEL(gpuio_k_async_many)(const gpuio_channel *ch, gpuio_u64 *p) {
  * [2] destination (device pointer, laid out like the file), [3] writes per unit;
  * out: [4] failures, [5] first failure, [6] bytes read back intact, [8 + u] 1 for
  * every unit u < 64 that ran. */
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_warp_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
@@ -364,10 +399,12 @@ GPUIO_KERNEL(gpuio_k_warp_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (unit < 64) gpuio_st_relaxed_64(&p[8 + unit], 1);
   }
 }
+#endif
 
 /* Small operations from every thread (gpuio_bench): p[3] calls of p[1] bytes (at
  * most 4096) each, pwrites (p[2] = 0) or preads (1), at offset t * p[1] of endpoint
  * p[0]; out: [4] failures, [5] first failure. */
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u64 n = p[1] < 4096 ? p[1] : 4096;
@@ -379,6 +416,7 @@ GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (r != (gpuio_i64)n) gpuio_conf_fail(&p[4], &p[5], r);
   }
 }
+#endif
 
 /* Bulk transfers from every warp (gpuio_bench; on the CPU device every thread is a
  * warp). A warp is unit u of U (U = threads / lanes per warp, written to p[9]); the
@@ -393,6 +431,7 @@ GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
  * first unit began (p[7] = 0: no limit).
  * out: [8] bytes moved, [9] U, [10] failures, [11] first failure, [12] the first
  * unit's start (gpuio_now_ns), [13] chunks not started for the time limit. */
+#if GPUIO_CONF_IN(5)
 GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 rank = gpuio_warp_rank(mask), lanes = gpuio_warp_count(mask);
@@ -418,12 +457,14 @@ GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   if (rank == 0) gpuio_fetch_add_64(&p[8], bytes);
 }
+#endif
 
 /* The device's own printf (CUDA's; the C library's on the CPU device), the same
  * lines as gpuio_k_printf_lines: gpuio_bench's reference for gpuio_printf. On AMD
  * the device printf comes with the HIP runtime's header, which gpuio.h does without:
  * there every call fails with -ENOSYS.
  * params: [0] lines per thread; out: [1] failures (printf < 0), [2] first failure. */
+#if GPUIO_CONF_IN(6)
 GPUIO_KERNEL(gpuio_k_native_printf)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   int t = (int)gpuio_global_thread_id();
@@ -438,12 +479,14 @@ GPUIO_KERNEL(gpuio_k_native_printf)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (r < 0) gpuio_conf_fail(&p[1], &p[2], r);
   }
 }
+#endif
 
 /* The whole device at once: every thread writes its 48-byte row at t * 48, reads
  * it back, checks it and prints it.
  * params: [0] file endpoint; out: [1] failures, [2] first failure, [3] rows that
  * made the whole round trip. */
 #define GPUIO_CONF_ROW 48
+#if GPUIO_CONF_IN(7)
 GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u64 t = gpuio_global_thread_id();
   char row[GPUIO_CONF_ROW + 1], back[GPUIO_CONF_ROW];
@@ -471,12 +514,14 @@ GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   gpuio_fetch_add_64(&p[3], 1);
 }
+#endif
 
 /* Every public call with a null channel: each must return -EINVAL without reading
  * through it (gpuio_user_staging: NULL and 0 bytes). The null comes from params so
  * no compiler can fold it. params: [0] the channel to use (the host passes 0);
  * out: [1..11) one result per call (see gpuio_device::kernels::NULL_CHANNEL_CALLS),
  * [11] gpuio_user_staging's pointer, [12] its offset, [13] its length. */
+#if GPUIO_CONF_IN(0)
 GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   (void)ch;
@@ -500,6 +545,7 @@ GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
   p[12] = off;
   p[13] = len;
 }
+#endif
 
 /* printf at its limits, from one thread, in this order. params: [0] a NUL-terminated
  * string of slot_size + 100 'x' (device pointer); out: [1] "%s\n" of it (cut:
@@ -507,6 +553,7 @@ GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
  * [4] "|end\n", [5] a line over INT_MAX bytes (-EOVERFLOW, nothing written),
  * [6] "after\n", [7] "" (0), [8] "%s\n" of its last slot_size - 2 bytes (exactly
  * one slot: slot_size - 1). */
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_printf_limits)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   const char *x = (const char *)p[0];
@@ -520,10 +567,12 @@ GPUIO_KERNEL(gpuio_k_printf_limits)(const gpuio_channel *ch, gpuio_u64 *p) {
   out[6] = gpuio_printf(ch, "");
   out[7] = gpuio_printf(ch, "%s\n", x + 102);
 }
+#endif
 
 /* Reads from a stream nobody writes to, every one bound to time out. params:
  * [0] endpoint, [1] reads per thread; out: [2] calls that returned -ETIMEDOUT,
  * [3] calls that returned anything else, [4] the first such result. */
+#if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
   char buf[64];
   for (gpuio_u64 i = 0; i < p[1]; i++) {
@@ -532,11 +581,13 @@ GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
     else gpuio_conf_fail(&p[3], &p[4], r);
   }
 }
+#endif
 
 /* One read that never completes beside busy writers. Thread 0 reads endpoint p[1]
  * (a pipe nobody writes); every other thread writes 20 eight-byte rows to endpoint
  * p[0] at its own offsets. out: [2] what the read returned, [3] writes that went
  * through. */
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_stuck_and_busy)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   if (t == 0) {
@@ -549,6 +600,7 @@ GPUIO_KERNEL(gpuio_k_stuck_and_busy)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (gpuio_pwrite(ch, (gpuio_u32)p[0], row, 8, (gpuio_i64)((t * 20 + i) * 8)) == 8) gpuio_fetch_add_64(&p[3], 1);
   }
 }
+#endif
 
 /* Raw requests (and, on direct, raw SQEs) beyond what the host declared for an
  * endpoint whose file was opened read-write: each must fail with -EBADF, on
@@ -556,6 +608,7 @@ GPUIO_KERNEL(gpuio_k_stuck_and_busy)(const gpuio_channel *ch, gpuio_u64 *p) {
  * params: [0] endpoint declared read-only, [1] one declared write-only, [2] one
  * declared write-only on an O_APPEND file; out: [3..13) one result per case (see
  * gpuio_device::kernels::BEYOND_ACCESS_CASES), [13] the 4 bytes case 7 read. */
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_beyond_access)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 ro = (gpuio_u32)p[0], wo = (gpuio_u32)p[1], ap = (gpuio_u32)p[2];
@@ -599,6 +652,7 @@ GPUIO_KERNEL(gpuio_k_beyond_access)(const gpuio_channel *ch, gpuio_u64 *p) {
   out[8] = gpuio_pwrite(ch, wo, "wrote", 5, 0);
   out[9] = gpuio_write(ch, ap, "tail\n", 5);
 }
+#endif
 
 /* ------------------------------------------------------------ host queues
  * (gpuio bench). A message of p bytes from thread t, number i: its first 8 bytes
@@ -611,6 +665,7 @@ GPUIO_FN void gpuio_conf_message(char *m, gpuio_u64 t, gpuio_u64 i, gpuio_u64 by
 
 /* Sends p[1] messages of p[2] bytes (a multiple of 8, at most 4096) per thread on
  * queue p[0]; out: [3] failures, [4] first failure. */
+#if GPUIO_CONF_IN(5)
 GPUIO_KERNEL(gpuio_k_queue_send)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u64 bytes = p[2] < 4096 ? p[2] : 4096;
@@ -621,9 +676,11 @@ GPUIO_KERNEL(gpuio_k_queue_send)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (r != (gpuio_i64)bytes) gpuio_conf_fail(&p[3], &p[4], r);
   }
 }
+#endif
 
 /* The habit gpuio replaces: the same messages written into device memory p[0]
  * (message i of thread t at (t * p[1] + i) * p[2]), copied back after the kernel. */
+#if GPUIO_CONF_IN(6)
 GPUIO_KERNEL(gpuio_k_queue_fill)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   const gpuio_u64 t = gpuio_global_thread_id();
@@ -631,6 +688,7 @@ GPUIO_KERNEL(gpuio_k_queue_fill)(const gpuio_channel *ch, gpuio_u64 *p) {
   char *out = gpuio_ptr<char>(p[0]);
   for (gpuio_u64 i = 0; i < p[1]; i++) gpuio_conf_message(out + (t * p[1] + i) * bytes, t, i, bytes);
 }
+#endif
 
 /* The naive mapped ring, the other reference for the to-host queue figures (gpuio
  * bench): one ring in shared memory for the whole device, one slot and one ready word
@@ -647,6 +705,7 @@ GPUIO_KERNEL(gpuio_k_queue_fill)(const gpuio_channel *ch, gpuio_u64 *p) {
  * (device memory, a zeroed u64); [5] the longest a thread waits for its slot, ns;
  * out: [6] threads that stopped waiting (timed out; their messages never come). */
 #define GPUIO_CONF_NAIVE_DATA(slots) (((gpuio_u64)(slots) * 8 + 128 + 63) / 64 * 64)
+#if GPUIO_CONF_IN(7)
 GPUIO_KERNEL(gpuio_k_queue_naive)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   const gpuio_u64 t = gpuio_global_thread_id();
@@ -671,10 +730,12 @@ GPUIO_KERNEL(gpuio_k_queue_naive)(const gpuio_channel *ch, gpuio_u64 *p) {
     gpuio_st_release_64(&ready[pos % slots], pos + 1);
   }
 }
+#endif
 
 /* Receives from queue p[0] until the end of the stream; out: [1] messages,
  * [2] bytes, [3] failures, [4] first failure, [5] calls, [6] the lanes of each call's
  * warp that called with it, summed (over [5]: how many lanes call together). */
+#if GPUIO_CONF_IN(0)
 GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
   alignas(8) char m[4096];
   gpuio_u64 n = 0, bytes = 0, calls = 0, together = 0;
@@ -697,11 +758,13 @@ GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_fetch_add_64(&p[5], calls);
   gpuio_fetch_add_64(&p[6], together);
 }
+#endif
 
 /* One message on an idle queue, timed by the host (gpuio bench): thread 0, for i in
  * 1..=p[2], waits until the host's word at p[1] (shared memory) holds i, then sends
  * the 8 bytes of i on queue p[0]. Every wait is bounded (1 s); out: [3] failures,
  * [4] first failure (-ETIMEDOUT when the host's word never came). */
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_queue_wake_send)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   const gpuio_u64 *wake = gpuio_ptr<const gpuio_u64>(p[1]);
@@ -721,9 +784,11 @@ GPUIO_KERNEL(gpuio_k_queue_wake_send)(const gpuio_channel *ch, gpuio_u64 *p) {
     }
   }
 }
+#endif
 
 /* Thread 0 echoes every message from queue p[0] to queue p[1] until the end of the
  * stream; out: [2] failures, [3] first failure. */
+#if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_queue_echo)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   alignas(8) char m[256];
@@ -737,6 +802,7 @@ GPUIO_KERNEL(gpuio_k_queue_echo)(const gpuio_channel *ch, gpuio_u64 *p) {
     }
   }
 }
+#endif
 
 /* ------------------------------------------------------------ host queues
  * (conformance). A message is named by a 64-bit key (thread << 32 | i to the host,
@@ -775,6 +841,7 @@ GPUIO_FN gpuio_u32 gpuio_conf_qmax(gpuio_u64 max) { return max < GPUIO_CONF_QMAX
 
 /* Every thread sends p[1] messages (keys thread << 32 | i, i = 0, 1, ...) of up to
  * p[2] bytes on queue p[0], in order; out: [3] sent, [4] failures, [5] first failure. */
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_queue_numbered)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u32 max = gpuio_conf_qmax(p[2]);
@@ -788,11 +855,13 @@ GPUIO_KERNEL(gpuio_k_queue_numbered)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   if (sent) gpuio_fetch_add_64(&p[3], sent);
 }
+#endif
 
 /* Every thread receives from queue p[0] (messages of up to p[1] bytes) until the
  * end of the stream, checking each; out: [2] messages received whole, [3] sum of
  * their key + 1, [4] torn or foreign messages, [5] threads whose last gpuio_recv
  * returned 0, [6] failures, [7] first failure. */
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_queue_take)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u32 max = gpuio_conf_qmax(p[1]);
   char m[GPUIO_CONF_QMAX];
@@ -821,12 +890,14 @@ GPUIO_KERNEL(gpuio_k_queue_take)(const gpuio_channel *ch, gpuio_u64 *p) {
   }
   if (bad) gpuio_fetch_add_64(&p[4], bad);
 }
+#endif
 
 /* Misusing queues, one thread. p[0]: a queue to the host of 4 cells, messages of
  * up to 64 bytes, nobody reading; p[1]: a queue to the device the host left empty
  * and open; p[2]: a queue to the device holding one message (key 7, up to 128
  * bytes) that the host then closed. Answers (>= 0 or -errno) from p[4] on, in the
  * order of gpuio_device::kernels::QUEUE_MISUSE_CASES. */
+#if GPUIO_CONF_IN(5)
 GPUIO_KERNEL(gpuio_k_queue_misuse)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   const gpuio_u32 to_host = (gpuio_u32)p[0], empty = (gpuio_u32)p[1], closed = (gpuio_u32)p[2];
@@ -854,6 +925,7 @@ GPUIO_KERNEL(gpuio_k_queue_misuse)(const gpuio_channel *ch, gpuio_u64 *p) {
   out[10] = (gpuio_u64)gpuio_recv(ch, closed, buf, sizeof buf);
   out[11] = (gpuio_u64)gpuio_try_recv(ch, closed, buf, sizeof buf);
 }
+#endif
 
 /* The rulebook's table (src/conformance.rs): each request of a table the host
  * wrote, made raw (through the transport, past the public calls' checks) or
@@ -863,6 +935,7 @@ GPUIO_KERNEL(gpuio_k_queue_misuse)(const gpuio_channel *ch, gpuio_u64 *p) {
  * 'a' + i % 26 (i < 64), for the table's good requests to write.
  * params: [0] device address of gpuio_request[n], [1] n, [2 + i] in: 0 raw,
  * 1 public call; out: row i's result. */
+#if GPUIO_CONF_IN(6)
 GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u64 off = 0, room = 0;
@@ -897,6 +970,7 @@ GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
     p[2 + i] = (gpuio_u64)res;
   }
 }
+#endif
 
 /* ------------------------------------------------------------ hostile kernels
  * A kernel may scribble over its own channel; the host must notice, say so and
@@ -907,6 +981,7 @@ GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
  * tail moved, then it runs on for p[0] ns so that the host sees the violation while
  * it runs, and one more NOP (the host has stopped the ring by then: it answers
  * nothing but a failure). out: [1] the first NOP, [2] the last one. */
+#if GPUIO_CONF_IN(7)
 GPUIO_KERNEL(gpuio_k_hostile_sq_tail)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   p[1] = (gpuio_u64)gpuio_nop(ch);
@@ -917,6 +992,7 @@ GPUIO_KERNEL(gpuio_k_hostile_sq_tail)(const gpuio_channel *ch, gpuio_u64 *p) {
   while (gpuio_now_ns() < until) gpuio_sleep_ns(1000000u);
   p[2] = (gpuio_u64)gpuio_nop(ch);
 }
+#endif
 
 /* Scribbles forward stamps (on forward only) beside an honest read. Launch two
  * threads in different blocks. Thread 1 reads 8 bytes from stream endpoint p[0]
@@ -926,6 +1002,7 @@ GPUIO_KERNEL(gpuio_k_hostile_sq_tail)(const gpuio_channel *ch, gpuio_u64 *p) {
  * the entry's next lap while the read is unanswered, the next entry READY for a
  * position it cannot hold, the one after READY for a NOP a thousand laps ahead, the
  * next DONE for a wrong position, and runs on for 50 ms. */
+#if GPUIO_CONF_IN(0)
 GPUIO_KERNEL(gpuio_k_hostile_stamps)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u32 slots = ch->slots;
   if (gpuio_global_thread_id() == 1) {
@@ -966,5 +1043,6 @@ GPUIO_KERNEL(gpuio_k_hostile_stamps)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 rest = gpuio_now_ns() + 50000000ull;
   while (gpuio_now_ns() < rest) gpuio_sleep_ns(1000000u);
 }
+#endif
 
 #endif /* GPUIO_CONFORMANCE_H */
