@@ -61,7 +61,7 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
 /// credits and free words side by side; the device reads `closing` from its own
 /// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own).
-pub const ABI_VERSION: u32 = 12;
+pub const ABI_VERSION: u32 = 11;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -195,11 +195,8 @@ pub struct Channel {
     /// in the direct transport's close handshake, `gpuio/direct.h`).
     /// In the shared descriptor it points to itself.
     pub shared: u64,
-    /// Forward's words lie in the descriptor's first 128 bytes, beside the words
-    /// every call checks, so that a forward call loads everything its take needs in
-    /// one trip to L2 (each ~180-230 ns on an H100: probe of run 70, 2026-11-27).
-    pub forward: ForwardQueue,
     pub direct: DirectRing,
+    pub forward: ForwardQueue,
     pub mailbox: Mailbox,
     /// Device address of `Queue[queue_count]`: the host queues' rings (see [`Queue`]).
     /// A host-queue endpoint names its entry by `Endpoint::queue`.
@@ -727,10 +724,6 @@ const _: () = {
     assert!(size_of::<CellHeader>() == 16);
     assert!(align_of::<Channel>() == 64);
     assert!(size_of::<Channel>() == 384);
-    // The words a call checks and a forward call's take needs, in one 128-byte line
-    // (the header loads them together: gpuio_impl_check_channel).
-    assert!(std::mem::offset_of!(Channel, forward) + size_of::<ForwardQueue>() <= 128);
-    assert!(std::mem::offset_of!(Channel, closing) < 128);
     assert!(MB_LOCK_WORDS as usize * 4 == 64 && size_of::<Turn>() <= 64);
 };
 
@@ -776,7 +769,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         Channel as "gpuio_channel" {
             magic, version, transport, flags, timeout_ns, staging, staging_host,
             staging_len, slot_size, slots, endpoints, endpoint_count, stdout_endpoint,
-            closing, _pad0, shared, forward, direct, mailbox,
+            closing, _pad0, shared, direct, forward, mailbox,
             queues, queue_count, _pad1, stats,
         }
         DirectRing as "gpuio_direct_ring" {

@@ -232,10 +232,9 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
     t[1] = gpuio_now_ns();
     if (!e) e = gpuio_impl_acquire_on(ch, &c, &s);
     t[2] = gpuio_now_ns();
-    const gpuio_u64 deadline = gpuio_impl_deadline_after(c.timeout_ns); /* as gpuio_impl_run */
     if (!e) gpuio_impl_submit(ch, &s, &r);
     t[3] = gpuio_now_ns();
-    if (!e) e = gpuio_impl_wait(ch, &s, deadline, &result);
+    if (!e) e = gpuio_impl_wait(ch, &s, gpuio_impl_deadline(ch), &result);
     t[4] = gpuio_now_ns();
     if (!e) gpuio_impl_release(ch, &s);
     t[5] = gpuio_now_ns();

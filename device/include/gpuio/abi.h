@@ -43,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 12u
+#define GPUIO_ABI_VERSION 11u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -239,8 +239,8 @@ typedef struct alignas(64) gpuio_channel {
   gpuio_u32 closing, _pad0; /* closing: read through `shared` (gpuio_impl_shared) */
   gpuio_u64 shared;         /* the shared descriptor: closing and stats live there; a
                                kernel is given a device-local copy (abi.rs) */
-  gpuio_forward_queue forward; /* in the first 128 bytes, beside the check's words (abi.rs) */
   gpuio_direct_ring direct;
+  gpuio_forward_queue forward;
   gpuio_mailbox mailbox;
   gpuio_u64 queues; /* device address of gpuio_queue[queue_count] */
   gpuio_u32 queue_count;

@@ -130,13 +130,11 @@ GPUIO_FN gpuio_u64 gpuio_impl_deadline_after(gpuio_u64 timeout_ns) { return gpui
 GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_impl_deadline_after(ch->timeout_ns); }
 GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
 
-/* Points a slot at staging chunk `index` of `slot_size` bytes from `staging` (the
- * descriptor's words, read before the take: the take's acquire empties L1, and
- * reading them after it was one more trip to L2). */
-GPUIO_FN void gpuio_impl_slot_bind(gpuio_slot *s, gpuio_u32 index, gpuio_u64 staging, gpuio_u32 slot_size) {
+/* Points a slot at staging chunk `index`. */
+GPUIO_FN void gpuio_impl_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio_u32 index) {
   s->index = index;
-  s->staging_off = (gpuio_u64)index * slot_size;
-  s->staging = gpuio_ptr<char>(staging) + s->staging_off;
+  s->staging_off = (gpuio_u64)index * ch->slot_size;
+  s->staging = gpuio_ptr<char>(ch->staging) + s->staging_off;
 }
 
 /* Words a copy loads before it stores any. One side of most copies is the staging
@@ -234,10 +232,6 @@ typedef struct gpuio_impl_turns {
   gpuio_u64 positions_stride;
   gpuio_u32 per;
   gpuio_u32 rings;
-  /* Slot i owns staging chunk i: `slot_size` bytes at staging + i * slot_size (the
-   * descriptor's words, as the transport read them before the take). */
-  gpuio_u64 staging;
-  gpuio_u32 slot_size;
 } gpuio_impl_turns;
 
 GPUIO_FN gpuio_turn *gpuio_impl_turn_at(gpuio_turn *base, gpuio_u64 stride, gpuio_u32 index) {
@@ -282,9 +276,9 @@ GPUIO_FN gpuio_u32 gpuio_impl_turn_state(gpuio_u64 word) { return (gpuio_u32)(wo
  * was ~340 ns of the "take a slot" step's 2.05 us, a wait for the thread's earlier
  * stores (the previous call's, across PCIe) that taking a device-local slot does not
  * need. */
-GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap, gpuio_u64 since) {
+GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap) {
   gpuio_st_relaxed_64(&t->holder, lap);
-  gpuio_st_relaxed_64(&t->since, since);
+  gpuio_st_relaxed_64(&t->since, gpuio_now_ns());
   gpuio_st_relaxed_32(&t->holder_thread, (gpuio_u32)gpuio_global_thread_id());
   gpuio_add_dev_64(&t->word, 1ull << GPUIO_TURN_SHIFT);
 }
@@ -308,10 +302,6 @@ typedef struct gpuio_impl_taker {
   gpuio_impl_backoff backoff;
   gpuio_u32 spins;  /* looks at the slot since our turn came */
   gpuio_u32 looked; /* this position's first look (a compare-and-swap) was made */
-  /* When the take began: the holding time a slot taken at the first look records
-   * (read before the fetch-add, whose trip hides it; a timer read of its own there
-   * was 15-66 ns of the take: H100, run 70, 2026-11-27). */
-  gpuio_u64 began;
 } gpuio_impl_taker;
 
 /* One look at position k->pos's turn. Returns 0: the slot is held; -ETIMEDOUT /
@@ -339,7 +329,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
     k->looked = 1u;
     w = gpuio_cas_acquire_dev_64(&t->word, free_now, taken);
     if (w == free_now) {
-      gpuio_impl_turn_hold(t, lap, k->began);
+      gpuio_impl_turn_hold(t, lap);
       return 0;
     }
   } else {
@@ -361,7 +351,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
   const gpuio_u32 state = gpuio_impl_turn_state(w);
   if (state == GPUIO_SLOT_FREE) {
     if (gpuio_cas_acquire_dev_64(&t->word, free_now, taken) == free_now) {
-      gpuio_impl_turn_hold(t, lap, gpuio_now_ns());
+      gpuio_impl_turn_hold(t, lap);
       return 0;
     }
     *ns = 0; /* the word changed since it was read: look again */
@@ -382,7 +372,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
     }
     if (take) {
       if (gpuio_cas_acquire_dev_64(&t->word, w, taken) == w) {
-        gpuio_impl_turn_hold(t, lap, gpuio_now_ns());
+        gpuio_impl_turn_hold(t, lap);
         return 0;
       }
       *ns = 0; /* moved meanwhile (a late abandon, a reaper): look again */
@@ -488,10 +478,9 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
                                      gpuio_slot *s, gpuio_u64 deadline, const Reclaim &reclaim) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask);
-  gpuio_impl_taker k = {};
-  k.began = gpuio_now_ns();
   gpuio_u64 first = 0;
   if (rank == 0) first = gpuio_fetch_add_64(gpuio_impl_ring_positions(tt, ring), gpuio_warp_count(mask));
+  gpuio_impl_taker k = {};
   k.ring = ring;
   k.pos = gpuio_warp_broadcast_64(mask, first, leader) + rank;
   int e = 1;
@@ -511,7 +500,6 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
         k.backoff.ns = 0;
         k.spins = 0;
         k.looked = 0;
-        k.began = gpuio_now_ns();
         e = 1;
         ns = 0;
       }
@@ -523,7 +511,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
    * index and lap name for the channel, as for a transport of one ring. */
   const gpuio_u32 index = k.ring * tt->per + gpuio_impl_turn_within(tt, k.pos);
   s->pos = gpuio_impl_turn_lap(tt, k.pos) * ((gpuio_u64)tt->per * tt->rings) + index;
-  gpuio_impl_slot_bind(s, index, tt->staging, tt->slot_size);
+  gpuio_impl_slot_bind(ch, s, index);
   s->turn = gpuio_impl_turn_at(tt->base, tt->stride, index);
   s->shared = nullptr;
   return 0;
@@ -560,37 +548,6 @@ GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_reque
   return 0;
 }
 
-/* What a request needs of the descriptor before it takes a slot, read by
- * gpuio_impl_check_channel in the same trip to L2 as its checks: the transport,
- * the timeout, the staging chunks and forward's words (every one in the
- * descriptor's first 128 bytes: abi.rs). Measured on an H100 (run 70,
- * 2026-11-27): a batch of loads issued together costs one trip, ~180-230 ns after
- * a poll's acquire emptied L1, and forward's words read as a trip of their own
- * were one of those in every call. */
-typedef struct gpuio_impl_call {
-  gpuio_u32 transport;
-  gpuio_u32 slot_size;
-  gpuio_u32 slots;
-  gpuio_u64 timeout_ns;
-  gpuio_u64 staging;
-  gpuio_forward_queue forward;
-} gpuio_impl_call;
-
-/* Loads every word of *c (strong loads, which the compiler issues in this order,
- * so that they are in flight together). */
-GPUIO_FN void gpuio_impl_call_load(const gpuio_channel *ch, gpuio_impl_call *c) {
-  c->transport = gpuio_ld_relaxed_32(&ch->transport);
-  c->slot_size = gpuio_ld_relaxed_32(&ch->slot_size);
-  c->slots = gpuio_ld_relaxed_32(&ch->slots);
-  c->timeout_ns = gpuio_ld_relaxed_64(&ch->timeout_ns);
-  c->staging = gpuio_ld_relaxed_64(&ch->staging);
-  c->forward.entries = gpuio_ld_relaxed_64(&ch->forward.entries);
-  c->forward.state = gpuio_ld_relaxed_64(&ch->forward.state);
-  c->forward.slot_state = gpuio_ld_relaxed_64(&ch->forward.slot_state);
-  c->forward.rings = gpuio_ld_relaxed_32(&ch->forward.rings);
-  c->forward._reserved = 0u;
-}
-
 #include "gpuio/direct.h"
 #include "gpuio/forward.h"
 #include "gpuio/mailbox.h"
@@ -605,6 +562,13 @@ GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
   return 0;
 }
 
+/* What a request needs of the descriptor before it takes a slot, read by
+ * gpuio_impl_check_channel in the same trip as its checks. */
+typedef struct gpuio_impl_call {
+  gpuio_u32 transport;
+  gpuio_u64 timeout_ns;
+} gpuio_impl_call;
+
 /* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing: what
  * every request checks first, and (where asked for) what the call needs next in
  * *call. Host queues and printf logs check only the descriptor and learn of closing
@@ -616,14 +580,16 @@ GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch, gpuio_impl_call *
    * one trip to L2, not one per test or per use (each ~100-240 ns on an H100-class
    * GPU, where the previous call's acquire emptied L1: measured with ncu on an
    * H200, 2026-11-27). Strong loads, which the compiler keeps in this order, ahead
-   * of the tests. All lie in the descriptor's first 128 bytes (forward's words
-   * too: abi.rs), so a pointer that is not one is read no further than that. */
+   * of the tests. All lie in the descriptor's first cache line, so a pointer that
+   * is not one is read no further than that. */
   const bool closing = gpuio_impl_closing(ch);
   const gpuio_u32 magic = gpuio_ld_relaxed_32(&ch->magic);
   const gpuio_u32 version = gpuio_ld_relaxed_32(&ch->version);
-  if (call) gpuio_impl_call_load(ch, call); /* used only once the checks pass */
+  const gpuio_u32 transport = call ? gpuio_ld_relaxed_32(&ch->transport) : 0u;
+  const gpuio_u64 timeout_ns = call ? gpuio_ld_relaxed_64(&ch->timeout_ns) : 0u;
   if (magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
+  if (call) *call = gpuio_impl_call{transport, timeout_ns};
   return closing ? -GPUIO_ESHUTDOWN : 0;
 }
 
@@ -645,15 +611,14 @@ GPUIO_FN int gpuio_impl_acquire_on(const gpuio_channel *ch, const gpuio_impl_cal
   s->transport = transport;
   s->timeout_ns = c->timeout_ns;
   switch (transport) {
-  case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, c, s, deadline);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, c, s, deadline));
-  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, c, s, deadline));
+  case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, s, deadline);
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, s, deadline));
+  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, s, deadline));
   default: return -GPUIO_EPROTO;
   }
 }
 GPUIO_FN int gpuio_impl_acquire(const gpuio_channel *ch, gpuio_slot *s) {
-  gpuio_impl_call c;
-  gpuio_impl_call_load(ch, &c);
+  const gpuio_impl_call c = {ch->transport, ch->timeout_ns};
   return gpuio_impl_acquire_on(ch, &c, s);
 }
 
@@ -688,10 +653,8 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
  * slot still held, or -ETIMEDOUT with the slot abandoned. */
 GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
-  /* The timer is read before the submit, whose release hides the read. */
-  const gpuio_u64 deadline = gpuio_impl_deadline_after(s->timeout_ns);
   gpuio_impl_submit(ch, s, r);
-  return gpuio_impl_wait(ch, s, deadline, result);
+  return gpuio_impl_wait(ch, s, gpuio_impl_deadline_after(s->timeout_ns), result);
 }
 
 /* gpuio_impl_run, then release: the result or -errno. */

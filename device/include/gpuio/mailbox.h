@@ -78,12 +78,11 @@ struct gpuio_mailbox_reclaim {
 
 /* Takes a port by its turn: 0, -ETIMEDOUT, -ESHUTDOWN (the channel began closing
  * while we waited) or -EPROTO (no ports). */
-GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, const gpuio_impl_call *c, gpuio_slot *s,
-                                   gpuio_u64 deadline) {
+GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
   const gpuio_u32 n = ch->mailbox.port_count;
-  if (n == 0 || n > c->slots) return -GPUIO_EPROTO;
+  if (n == 0 || n > ch->slots) return -GPUIO_EPROTO;
   const gpuio_impl_turns tt = {gpuio_mailbox_turn_at(ch, 0), GPUIO_MB_LOCK_WORDS * 4u,
-                               (gpuio_u64 *)gpuio_mailbox_turn_at(ch, n), 0u, n, 1u, c->staging, c->slot_size};
+                               (gpuio_u64 *)gpuio_mailbox_turn_at(ch, n), 0u, n, 1u};
   const gpuio_mailbox_reclaim reclaim = {ch};
   const int e = gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
   if (!e) s->shared = (char *)gpuio_mailbox_port_at(ch, s->index);
