@@ -754,3 +754,78 @@ impl Device for CudaDevice {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CONFORMANCE_PARTS;
+    use std::io::Write as _;
+    use std::process::Stdio;
+
+    /// The built-in kernels' file as part `part` of [`CONFORMANCE_PARTS`], as the
+    /// host's C++ compiler preprocesses it (the defines NVRTC is given, then the file).
+    fn preprocessed_part(cxx: &gpuio_device::cpu::Cxx, part: u32) -> String {
+        let mut child = cxx
+            .command()
+            .args(["-E", "-P", "-std=c++17", "-x", "c++", "-I"])
+            .arg(gpuio_device::header::include_dir())
+            .arg("-")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run the C++ compiler");
+        let source = format!(
+            "#define GPUIO_CONF_PARTS {CONFORMANCE_PARTS}\n#define GPUIO_CONF_PART {part}\n{}",
+            gpuio_device::header::KERNELS_SOURCE
+        );
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(source.as_bytes())
+            .expect("write the source");
+        let out = child.wait_with_output().expect("preprocess");
+        assert!(out.status.success(), "preprocessing part {part} failed");
+        String::from_utf8(out.stdout).expect("UTF-8")
+    }
+
+    #[test]
+    fn every_built_in_kernel_is_compiled_in_exactly_one_part() {
+        let cxx = match gpuio_device::cpu::Cxx::from_env() {
+            Ok(c) => c,
+            Err(e) => {
+                let required = std::env::var("GPUIO_REQUIRE").unwrap_or_default();
+                assert!(
+                    !required.split(',').any(|p| p.trim() == "cxx"),
+                    "GPUIO_REQUIRE lists cxx, but {e}"
+                );
+                eprintln!("skipped: Unsupported: cxx — {e}");
+                return;
+            }
+        };
+        let parts: Vec<String> = (0..CONFORMANCE_PARTS)
+            .map(|p| preprocessed_part(&cxx, p))
+            .collect();
+        let mut per_part = vec![0; parts.len()];
+        for kernel in gpuio_device::kernels::ALL {
+            // A kernel's definition: its name, then its parameter list.
+            let defined = format!("{}(const gpuio_channel", kernel.name());
+            let holders: Vec<usize> = parts
+                .iter()
+                .enumerate()
+                .filter(|(_, text)| text.contains(&defined))
+                .map(|(p, _)| p)
+                .collect();
+            assert_eq!(
+                holders.len(),
+                1,
+                "{} is defined in parts {holders:?}",
+                kernel.name()
+            );
+            per_part[holders[0]] += 1;
+        }
+        assert!(
+            per_part.iter().all(|&n| n > 0),
+            "a part without kernels (kernels per part: {per_part:?})"
+        );
+    }
+}
