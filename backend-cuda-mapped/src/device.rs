@@ -106,6 +106,12 @@ pub struct KernelModule {
 /// kernels this compile defines"), at once: NVRTC compiles a program on one core.
 const CONFORMANCE_PARTS: u32 = 8;
 
+/// Part `part` of `parts` of the built-in kernels' `source`: the defines that pick
+/// its kernels (`kernels/conformance.h`), then the file.
+fn part_source(source: &str, part: u32, parts: u32) -> String {
+    format!("#define GPUIO_CONF_PARTS {parts}\n#define GPUIO_CONF_PART {part}\n{source}")
+}
+
 impl KernelModule {
     /// Kernel `name` from the first of the modules that has it.
     fn function(&self, name: &str) -> Result<CudaFunction, cudarc::driver::DriverError> {
@@ -403,9 +409,7 @@ impl CudaDevice {
             .map(|i| {
                 (
                     format!("{name}_{i}_of_{parts}.cu"),
-                    format!(
-                        "#define GPUIO_CONF_PARTS {parts}\n#define GPUIO_CONF_PART {i}\n{source}"
-                    ),
+                    part_source(source, i, parts),
                 )
             })
             .collect();
@@ -757,12 +761,12 @@ impl Device for CudaDevice {
 
 #[cfg(test)]
 mod tests {
-    use super::CONFORMANCE_PARTS;
+    use super::{part_source, CONFORMANCE_PARTS};
     use std::io::Write as _;
     use std::process::Stdio;
 
     /// The built-in kernels' file as part `part` of [`CONFORMANCE_PARTS`], as the
-    /// host's C++ compiler preprocesses it (the defines NVRTC is given, then the file).
+    /// host's C++ compiler preprocesses the source NVRTC is given.
     fn preprocessed_part(cxx: &gpuio_device::cpu::Cxx, part: u32) -> String {
         let mut child = cxx
             .command()
@@ -773,9 +777,10 @@ mod tests {
             .stdout(Stdio::piped())
             .spawn()
             .expect("run the C++ compiler");
-        let source = format!(
-            "#define GPUIO_CONF_PARTS {CONFORMANCE_PARTS}\n#define GPUIO_CONF_PART {part}\n{}",
-            gpuio_device::header::KERNELS_SOURCE
+        let source = part_source(
+            gpuio_device::header::KERNELS_SOURCE,
+            part,
+            CONFORMANCE_PARTS,
         );
         child
             .stdin

@@ -145,11 +145,13 @@ pub unsafe fn make(
     staging: *mut u8,
     run: &[Part],
 ) -> Vec<i32> {
-    let fd = run
-        .first()
-        .and_then(|w| endpoints.get(w.endpoint as usize))
-        .and_then(|ep| ep.fd());
-    let (Some(fd), Some(first)) = (fd, run.first()) else {
+    let Some(first) = run.first() else {
+        return Vec::new();
+    };
+    let Some(fd) = endpoints
+        .get(first.endpoint as usize)
+        .and_then(|ep| ep.fd())
+    else {
         return vec![-libc::EBADF; run.len()];
     };
     let iovecs = iovecs(staging, run);
