@@ -1,6 +1,7 @@
 //! The `gpuio` command: `probe`, `bench`, `selftest`, `run`.
 //!
-//! Logging goes to stderr, filtered by `GPUIO_LOG`, else `RUST_LOG`, else `warn`.
+//! Logging goes to stderr, filtered by `GPUIO_LOG`, else `RUST_LOG`, else warnings
+//! (and the CUDA device's note that it is compiling its built-in kernels).
 //! Exit status: 0 success; 1 the backend asked for is unavailable, or another
 //! error (printed as one readable line); 2 bad usage.
 
@@ -136,10 +137,14 @@ enum Command {
     },
 }
 
+/// The log filter without `GPUIO_LOG` or `RUST_LOG`: warnings, and the CUDA device's
+/// news of a long first compile of the built-in kernels.
+const DEFAULT_LOG: &str = "warn,gpuio_backend_cuda_mapped::device=info";
+
 fn init_logging() {
     let spec = std::env::var("GPUIO_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".to_string());
+        .unwrap_or_else(|_| DEFAULT_LOG.to_string());
     let filter = tracing_subscriber::EnvFilter::try_new(&spec).unwrap_or_else(|e| {
         eprintln!("gpuio: ignoring log filter {spec:?}: {e}");
         tracing_subscriber::EnvFilter::new("warn")

@@ -413,6 +413,18 @@ impl CudaDevice {
                 )
             })
             .collect();
+        if let Ok(compiler) = Compiler::new() {
+            let to_compile = sources
+                .iter()
+                .filter(|(name, source)| !compiler.is_cached(name, source, self.inner.arch))
+                .count();
+            if to_compile > 0 {
+                tracing::info!(
+                    "compiling gpuio's built-in kernels for this GPU: {to_compile} NVRTC programs \
+                     at once, a minute or two (cached after, until the header changes)"
+                );
+            }
+        }
         let loaded = std::thread::scope(|scope| {
             let compiles: Vec<_> = sources
                 .iter()

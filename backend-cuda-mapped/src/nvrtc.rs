@@ -167,20 +167,7 @@ impl Compiler {
     ) -> Result<KernelImage, CompileError> {
         let target = self.target_for(arch)?;
         let options = options(&target);
-        let key = if std::ptr::eq(headers, gpuio_device::header::HEADERS) {
-            cache_key(name, source, &options)
-        } else {
-            let mut all = String::new();
-            for (n, t) in headers {
-                all.push_str(n);
-                all.push('\0');
-                all.push_str(t);
-                all.push('\0');
-            }
-            cache_key(name, &(all + source), &options)
-        };
-        let file = cache_file_name(key, &target, self.version);
-        let cache_path = self.cache.as_ref().map(|d| d.join(&file));
+        let cache_path = self.cache_path(name, source, headers, &target, &options);
         if let Some(p) = &cache_path {
             if let Ok(bytes) = std::fs::read(p) {
                 if !bytes.is_empty() {
@@ -228,6 +215,52 @@ impl Compiler {
             cache_path,
             log: out.log,
         })
+    }
+}
+
+impl Compiler {
+    /// Whether [`Compiler::compile`] of `source` for `arch` would read its image from
+    /// the on-disk cache (false without a cache or a target).
+    pub fn is_cached(&self, name: &str, source: &str, arch: Arch) -> bool {
+        let Ok(target) = self.target_for(arch) else {
+            return false;
+        };
+        let options = options(&target);
+        self.cache_path(
+            name,
+            source,
+            gpuio_device::header::HEADERS,
+            &target,
+            &options,
+        )
+        .and_then(|p| std::fs::metadata(p).ok())
+        .is_some_and(|m| m.len() > 0)
+    }
+
+    /// Where the image of `source` compiled with `headers` and `options` for
+    /// `target` is cached, if there is a cache.
+    fn cache_path(
+        &self,
+        name: &str,
+        source: &str,
+        headers: &[(&str, &str)],
+        target: &Target,
+        options: &[String],
+    ) -> Option<PathBuf> {
+        let key = if std::ptr::eq(headers, gpuio_device::header::HEADERS) {
+            cache_key(name, source, options)
+        } else {
+            let mut all = String::new();
+            for (n, t) in headers {
+                all.push_str(n);
+                all.push('\0');
+                all.push_str(t);
+                all.push('\0');
+            }
+            cache_key(name, &(all + source), options)
+        };
+        let file = cache_file_name(key, target, self.version);
+        self.cache.as_ref().map(|d| d.join(file))
     }
 }
 
