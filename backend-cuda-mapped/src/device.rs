@@ -805,8 +805,9 @@ mod tests {
         String::from_utf8(out.stdout).expect("UTF-8")
     }
 
-    #[test]
-    fn every_built_in_kernel_is_compiled_in_exactly_one_part() {
+    /// Every part, preprocessed; `None` (the test skips) without a C++ compiler,
+    /// unless `GPUIO_REQUIRE` lists `cxx`.
+    fn preprocessed_parts() -> Option<Vec<String>> {
         let cxx = match gpuio_device::cpu::Cxx::from_env() {
             Ok(c) => c,
             Err(e) => {
@@ -816,33 +817,70 @@ mod tests {
                     "GPUIO_REQUIRE lists cxx, but {e}"
                 );
                 eprintln!("skipped: Unsupported: cxx — {e}");
-                return;
+                return None;
             }
         };
-        let parts: Vec<String> = (0..CONFORMANCE_PARTS)
-            .map(|p| preprocessed_part(&cxx, p))
+        Some(
+            (0..CONFORMANCE_PARTS)
+                .map(|p| preprocessed_part(&cxx, p))
+                .collect(),
+        )
+    }
+
+    /// The part of `parts` that defines `kernel`, which must be exactly one.
+    fn holder(parts: &[String], kernel: &str) -> usize {
+        // A kernel's definition: its name, then its parameter list.
+        let defined = format!("{kernel}(const gpuio_channel");
+        let holders: Vec<usize> = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, text)| text.contains(&defined))
+            .map(|(p, _)| p)
             .collect();
+        assert_eq!(holders.len(), 1, "{kernel} is defined in parts {holders:?}");
+        holders[0]
+    }
+
+    #[test]
+    fn every_built_in_kernel_is_compiled_in_exactly_one_part() {
+        let Some(parts) = preprocessed_parts() else {
+            return;
+        };
         let mut per_part = vec![0; parts.len()];
         for kernel in gpuio_device::kernels::ALL {
-            // A kernel's definition: its name, then its parameter list.
-            let defined = format!("{}(const gpuio_channel", kernel.name());
-            let holders: Vec<usize> = parts
-                .iter()
-                .enumerate()
-                .filter(|(_, text)| text.contains(&defined))
-                .map(|(p, _)| p)
-                .collect();
-            assert_eq!(
-                holders.len(),
-                1,
-                "{} is defined in parts {holders:?}",
-                kernel.name()
-            );
-            per_part[holders[0]] += 1;
+            per_part[holder(&parts, kernel.name())] += 1;
         }
         assert!(
             per_part.iter().all(|&n| n > 0),
             "a part without kernels (kernels per part: {per_part:?})"
         );
+    }
+
+    #[test]
+    fn the_kernels_that_test_many_calls_compile_the_engines_out_of_line_and_the_rest_inline() {
+        let Some(parts) = preprocessed_parts() else {
+            return;
+        };
+        // Out of line, an engine is a function of its own (GPUIO_NOINLINE).
+        let out_of_line: Vec<bool> = parts
+            .iter()
+            .map(|text| text.contains("noinline)) gpuio_i64 gpuio_impl_transfer("))
+            .collect();
+        let many_calls = [
+            "gpuio_k_bad_input",
+            "gpuio_k_beyond_access",
+            "gpuio_k_null_channel",
+            "gpuio_k_printf_limits",
+            "gpuio_k_queue_misuse",
+            "gpuio_k_rulebook",
+        ];
+        for kernel in gpuio_device::kernels::ALL {
+            let name = kernel.name();
+            assert_eq!(
+                out_of_line[holder(&parts, name)],
+                many_calls.contains(&name),
+                "{name}: engines out of line in its part {out_of_line:?}"
+            );
+        }
     }
 }

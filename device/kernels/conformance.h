@@ -11,6 +11,12 @@
 #ifndef GPUIO_CONFORMANCE_H
 #define GPUIO_CONFORMANCE_H
 
+/* In parts from GPUIO_CONF_FIRST_OUT_OF_LINE on (below), the header's engines are
+ * compiled out of line. */
+#define GPUIO_CONF_FIRST_OUT_OF_LINE 5
+#if defined(GPUIO_CONF_PARTS) && GPUIO_CONF_PARTS == 8 && GPUIO_CONF_PART >= GPUIO_CONF_FIRST_OUT_OF_LINE
+#define GPUIO_OUT_OF_LINE 1
+#endif
 #include "gpuio.h"
 #if defined(GPUIO_TARGET_HOST)
 #include <stdio.h> /* printf for gpuio_k_native_printf; CUDA and HIP have it built in */
@@ -20,8 +26,15 @@
  * GPUIO_CONF_PARTS parts at once (both defined ahead of the file), part
  * GPUIO_CONF_PART holding the kernels marked GPUIO_CONF_IN(n) with n % parts equal
  * to it, so that the kernels build on several cores: in one piece they were one
- * NVRTC compile of 435 s on an H100's host (2026-11-27). The marks go round 0..7
- * in file order. Without GPUIO_CONF_PARTS, every kernel. */
+ * NVRTC compile of 435 s on an H100's host (2026-11-27). Parts 0-4 hold the kernels
+ * that make few calls each (the bench's among them), with their engines inline;
+ * parts 5-7 (GPUIO_CONF_FIRST_OUT_OF_LINE on) the six that test many calls each
+ * (bad input, misuse, limits, the rulebook), compiled with GPUIO_OUT_OF_LINE
+ * (gpuio.h, "Compile time"). The marks balance the parts by each kernel's compile
+ * time alone (H100 host, 2026-11-27, nvcc with NVRTC's options: inline 0.4-17.5 s
+ * of CPU for the first kind, about 22 s a part; out of line 3.9-12.7 s for the
+ * second, 17-19 s a part, where inline they took 34-75 s each). Without
+ * GPUIO_CONF_PARTS, every kernel. */
 #ifndef GPUIO_CONF_PARTS
 #define GPUIO_CONF_PARTS 0
 #define GPUIO_CONF_PART 0
@@ -86,7 +99,7 @@ GPUIO_KERNEL(gpuio_k_pread_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
 
 /* params: [0] lines per thread; out: [1] failures, [2] first failure.
  * Line i of thread t: "t=<t> i=<i> <the same conversions the host checks>\n". */
-#if GPUIO_CONF_IN(2)
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_printf_lines)(const gpuio_channel *ch, gpuio_u64 *p) {
   int t = (int)gpuio_global_thread_id();
   for (int i = 0; i < (int)p[0]; i++) {
@@ -100,7 +113,7 @@ GPUIO_KERNEL(gpuio_k_printf_lines)(const gpuio_channel *ch, gpuio_u64 *p) {
 /* Bad input, one case per result, then proof the channel still works.
  * params: [0] writable file endpoint, [1] read-only endpoint, [2] the file's raw fd
  *         (direct only), out: [3..] one result per case (see gpuio_device::kernels). */
-#if GPUIO_CONF_IN(3)
+#if GPUIO_CONF_IN(6)
 GPUIO_KERNEL(gpuio_k_bad_input)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 ep = (gpuio_u32)p[0], ro = (gpuio_u32)p[1];
@@ -178,7 +191,7 @@ GPUIO_KERNEL(gpuio_k_until_closed)(const gpuio_channel *ch, gpuio_u64 *p) {
 #endif
 
 /* params: [0] NOPs per thread; out: [1] failures, [2] first failure. */
-#if GPUIO_CONF_IN(5)
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_nop)(const gpuio_channel *ch, gpuio_u64 *p) {
   for (gpuio_u64 i = 0; i < p[0]; i++) {
     gpuio_i64 r = gpuio_nop(ch);
@@ -191,7 +204,7 @@ GPUIO_KERNEL(gpuio_k_nop)(const gpuio_channel *ch, gpuio_u64 *p) {
  * params: [0] calls, [1] 0: NOP, 1: a 64-byte pwrite at offset 0 of endpoint [2],
  *         [3] shared memory for the durations (u32 nanoseconds per call, saturated);
  * out: [4] failures, [5] first failure. Thread 0 only. */
-#if GPUIO_CONF_IN(6)
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 *ns = (gpuio_u32 *)p[3];
@@ -215,7 +228,7 @@ GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
  * 2 submitting, 3 waiting for the answer, 4 giving the slot back. out: [2] failures,
  * [3] the last failure's result. */
 #define GPUIO_CONF_ANATOMY_STEPS 5u
-#if GPUIO_CONF_IN(7)
+#if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 *ns = (gpuio_u32 *)p[1];
@@ -252,7 +265,7 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
  * stores ping = i (release) and waits for pong == i (acquire).
  * params: [0] shared memory: u64 ping at +0, u64 pong at +64; [1] rounds;
  * out: [2] 1 if a round waited more than a second (then it stops). */
-#if GPUIO_CONF_IN(0)
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   if (gpuio_global_thread_id() != 0) return;
@@ -278,7 +291,7 @@ GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
  * [4] first failure, [5] bytes read back intact, [6] gpuio_test calls that found a
  * request still in flight. */
 #define GPUIO_CONF_ASYNC 512
-#if GPUIO_CONF_IN(1)
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_async_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u32 n = p[1] < 8 ? (gpuio_u32)p[1] : 8u;
@@ -372,7 +385,7 @@ GPUIO_KERNEL(gpuio_k_async_many)(const gpuio_channel *ch, gpuio_u64 *p) {
  * [2] destination (device pointer, laid out like the file), [3] writes per unit;
  * out: [4] failures, [5] first failure, [6] bytes read back intact, [8 + u] 1 for
  * every unit u < 64 that ran. */
-#if GPUIO_CONF_IN(3)
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_warp_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
@@ -403,7 +416,7 @@ GPUIO_KERNEL(gpuio_k_warp_pattern)(const gpuio_channel *ch, gpuio_u64 *p) {
 /* Small operations from every thread (gpuio_bench): p[3] calls of p[1] bytes (at
  * most 4096) each, pwrites (p[2] = 0) or preads (1), at offset t * p[1] of endpoint
  * p[0]; out: [4] failures, [5] first failure. */
-#if GPUIO_CONF_IN(4)
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u64 n = p[1] < 4096 ? p[1] : 4096;
@@ -430,7 +443,7 @@ GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
  * first unit began (p[7] = 0: no limit).
  * out: [8] bytes moved, [9] U, [10] failures, [11] first failure, [12] the first
  * unit's start (gpuio_now_ns), [13] chunks not started for the time limit. */
-#if GPUIO_CONF_IN(5)
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 rank = gpuio_warp_rank(mask), lanes = gpuio_warp_count(mask);
@@ -463,7 +476,7 @@ GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
  * the device printf comes with the HIP runtime's header, which gpuio.h does without:
  * there every call fails with -ENOSYS.
  * params: [0] lines per thread; out: [1] failures (printf < 0), [2] first failure. */
-#if GPUIO_CONF_IN(6)
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_native_printf)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   int t = (int)gpuio_global_thread_id();
@@ -485,7 +498,7 @@ GPUIO_KERNEL(gpuio_k_native_printf)(const gpuio_channel *ch, gpuio_u64 *p) {
  * params: [0] file endpoint; out: [1] failures, [2] first failure, [3] rows that
  * made the whole round trip. */
 #define GPUIO_CONF_ROW 48
-#if GPUIO_CONF_IN(7)
+#if GPUIO_CONF_IN(0)
 GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u64 t = gpuio_global_thread_id();
   char row[GPUIO_CONF_ROW + 1], back[GPUIO_CONF_ROW];
@@ -520,7 +533,7 @@ GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
  * no compiler can fold it. params: [0] the channel to use (the host passes 0);
  * out: [1..11) one result per call (see gpuio_device::kernels::NULL_CHANNEL_CALLS),
  * [11] gpuio_user_staging's pointer, [12] its offset, [13] its length. */
-#if GPUIO_CONF_IN(0)
+#if GPUIO_CONF_IN(5)
 GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   (void)ch;
@@ -552,7 +565,7 @@ GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
  * [4] "|end\n", [5] a line over INT_MAX bytes (-EOVERFLOW, nothing written),
  * [6] "after\n", [7] "" (0), [8] "%s\n" of its last slot_size - 2 bytes (exactly
  * one slot: slot_size - 1). */
-#if GPUIO_CONF_IN(1)
+#if GPUIO_CONF_IN(7)
 GPUIO_KERNEL(gpuio_k_printf_limits)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   const char *x = (const char *)p[0];
@@ -571,7 +584,7 @@ GPUIO_KERNEL(gpuio_k_printf_limits)(const gpuio_channel *ch, gpuio_u64 *p) {
 /* Reads from a stream nobody writes to, every one bound to time out. params:
  * [0] endpoint, [1] reads per thread; out: [2] calls that returned -ETIMEDOUT,
  * [3] calls that returned anything else, [4] the first such result. */
-#if GPUIO_CONF_IN(2)
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
   char buf[64];
   for (gpuio_u64 i = 0; i < p[1]; i++) {
@@ -586,7 +599,7 @@ GPUIO_KERNEL(gpuio_k_read_timeouts)(const gpuio_channel *ch, gpuio_u64 *p) {
  * (a pipe nobody writes); every other thread writes 20 eight-byte rows to endpoint
  * p[0] at its own offsets. out: [2] what the read returned, [3] writes that went
  * through. */
-#if GPUIO_CONF_IN(3)
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_stuck_and_busy)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   if (t == 0) {
@@ -607,7 +620,7 @@ GPUIO_KERNEL(gpuio_k_stuck_and_busy)(const gpuio_channel *ch, gpuio_u64 *p) {
  * params: [0] endpoint declared read-only, [1] one declared write-only, [2] one
  * declared write-only on an O_APPEND file; out: [3..13) one result per case (see
  * gpuio_device::kernels::BEYOND_ACCESS_CASES), [13] the 4 bytes case 7 read. */
-#if GPUIO_CONF_IN(4)
+#if GPUIO_CONF_IN(6)
 GPUIO_KERNEL(gpuio_k_beyond_access)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 ro = (gpuio_u32)p[0], wo = (gpuio_u32)p[1], ap = (gpuio_u32)p[2];
@@ -664,7 +677,7 @@ GPUIO_FN void gpuio_conf_message(char *m, gpuio_u64 t, gpuio_u64 i, gpuio_u64 by
 
 /* Sends p[1] messages of p[2] bytes (a multiple of 8, at most 4096) per thread on
  * queue p[0]; out: [3] failures, [4] first failure. */
-#if GPUIO_CONF_IN(5)
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_queue_send)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 t = gpuio_global_thread_id();
   const gpuio_u64 bytes = p[2] < 4096 ? p[2] : 4096;
@@ -679,7 +692,7 @@ GPUIO_KERNEL(gpuio_k_queue_send)(const gpuio_channel *ch, gpuio_u64 *p) {
 
 /* The habit gpuio replaces: the same messages written into device memory p[0]
  * (message i of thread t at (t * p[1] + i) * p[2]), copied back after the kernel. */
-#if GPUIO_CONF_IN(6)
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_queue_fill)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   const gpuio_u64 t = gpuio_global_thread_id();
@@ -704,7 +717,7 @@ GPUIO_KERNEL(gpuio_k_queue_fill)(const gpuio_channel *ch, gpuio_u64 *p) {
  * (device memory, a zeroed u64); [5] the longest a thread waits for its slot, ns;
  * out: [6] threads that stopped waiting (timed out; their messages never come). */
 #define GPUIO_CONF_NAIVE_DATA(slots) (((gpuio_u64)(slots) * 8 + 128 + 63) / 64 * 64)
-#if GPUIO_CONF_IN(7)
+#if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_queue_naive)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   const gpuio_u64 t = gpuio_global_thread_id();
@@ -734,7 +747,7 @@ GPUIO_KERNEL(gpuio_k_queue_naive)(const gpuio_channel *ch, gpuio_u64 *p) {
 /* Receives from queue p[0] until the end of the stream; out: [1] messages,
  * [2] bytes, [3] failures, [4] first failure, [5] calls, [6] the lanes of each call's
  * warp that called with it, summed (over [5]: how many lanes call together). */
-#if GPUIO_CONF_IN(0)
+#if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
   alignas(8) char m[4096];
   gpuio_u64 n = 0, bytes = 0, calls = 0, together = 0;
@@ -763,7 +776,7 @@ GPUIO_KERNEL(gpuio_k_queue_recv)(const gpuio_channel *ch, gpuio_u64 *p) {
  * 1..=p[2], waits until the host's word at p[1] (shared memory) holds i, then sends
  * the 8 bytes of i on queue p[0]. Every wait is bounded (1 s); out: [3] failures,
  * [4] first failure (-ETIMEDOUT when the host's word never came). */
-#if GPUIO_CONF_IN(1)
+#if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_queue_wake_send)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   const gpuio_u64 *wake = gpuio_ptr<const gpuio_u64>(p[1]);
@@ -860,7 +873,7 @@ GPUIO_KERNEL(gpuio_k_queue_numbered)(const gpuio_channel *ch, gpuio_u64 *p) {
  * end of the stream, checking each; out: [2] messages received whole, [3] sum of
  * their key + 1, [4] torn or foreign messages, [5] threads whose last gpuio_recv
  * returned 0, [6] failures, [7] first failure. */
-#if GPUIO_CONF_IN(4)
+#if GPUIO_CONF_IN(3)
 GPUIO_KERNEL(gpuio_k_queue_take)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u32 max = gpuio_conf_qmax(p[1]);
   char m[GPUIO_CONF_QMAX];
@@ -934,7 +947,7 @@ GPUIO_KERNEL(gpuio_k_queue_misuse)(const gpuio_channel *ch, gpuio_u64 *p) {
  * 'a' + i % 26 (i < 64), for the table's good requests to write.
  * params: [0] device address of gpuio_request[n], [1] n, [2 + i] in: 0 raw,
  * 1 public call; out: row i's result. */
-#if GPUIO_CONF_IN(6)
+#if GPUIO_CONF_IN(7)
 GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u64 off = 0, room = 0;
@@ -980,7 +993,7 @@ GPUIO_KERNEL(gpuio_k_rulebook)(const gpuio_channel *ch, gpuio_u64 *p) {
  * tail moved, then it runs on for p[0] ns so that the host sees the violation while
  * it runs, and one more NOP (the host has stopped the ring by then: it answers
  * nothing but a failure). out: [1] the first NOP, [2] the last one. */
-#if GPUIO_CONF_IN(7)
+#if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_hostile_sq_tail)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   p[1] = (gpuio_u64)gpuio_nop(ch);

@@ -209,6 +209,34 @@ fn header_compiles_without_any_system_header_for_every_amd_target() {
     );
 }
 
+/// A kernel that calls every engine, with the engines out of line (`GPUIO_OUT_OF_LINE`:
+/// functions of their own instead of copies in each call site).
+const OUT_OF_LINE_KERNEL: &str = r#"#define GPUIO_OUT_OF_LINE 1
+#include "gpuio.h"
+GPUIO_KERNEL(k)(const gpuio_channel *ch, gpuio_u64 *p) {
+  char b[64] = {0};
+  gpuio_ticket t;
+  p[0] = (gpuio_u64)gpuio_nop(ch);
+  p[1] = (gpuio_u64)gpuio_pwrite(ch, 0, b, sizeof b, 0);
+  p[2] = (gpuio_u64)gpuio_pread_warp(ch, 0, b, sizeof b, 0);
+  p[3] = (gpuio_u64)gpuio_pwrite_async(ch, 0, b, sizeof b, 0, &t);
+  p[4] = (gpuio_u64)gpuio_wait(ch, &t);
+  p[5] = (gpuio_u64)gpuio_send(ch, 1, b, 8);
+  p[6] = (gpuio_u64)gpuio_recv(ch, 2, b, sizeof b);
+  p[7] = (gpuio_u64)gpuio_printf(ch, "x %d\n", 1);
+}
+"#;
+
+#[test]
+fn engines_out_of_line_compile_for_every_amd_target() {
+    let Some(hipcc) = hipcc("engines_out_of_line_compile_for_every_amd_target") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = write_source(dir.path(), "out_of_line.hip", OUT_OF_LINE_KERNEL);
+    compile_all(&hipcc, dir.path(), &jobs_for(&[src], &[]));
+}
+
 #[test]
 fn conformance_kernels_compile_for_every_amd_target() {
     let Some(hipcc) = hipcc("conformance_kernels_compile_for_every_amd_target") else {

@@ -669,7 +669,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_run_release(const gpuio_channel *ch, gpuio_slot *s
 /* Sends `r` exactly as given, without the device-side checks: what a kernel that
  * bypasses this header could do. The host (forward, mailbox) or the kernel's ring
  * restrictions (direct) must still refuse anything out of bounds. */
-GPUIO_FN gpuio_i64 gpuio_impl_request_raw(const gpuio_channel *ch, const gpuio_request *r) {
+GPUIO_ENGINE gpuio_i64 gpuio_impl_request_raw(const gpuio_channel *ch, const gpuio_request *r) {
   gpuio_impl_call c;
   int e = gpuio_impl_check_channel(ch, &c);
   if (e) return e;
@@ -680,7 +680,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_request_raw(const gpuio_channel *ch, const gpuio_r
 }
 
 /* A checked request on bytes already in the staging area. */
-GPUIO_FN gpuio_i64 gpuio_impl_request_staged(const gpuio_channel *ch, gpuio_request r) {
+GPUIO_ENGINE gpuio_i64 gpuio_impl_request_staged(const gpuio_channel *ch, gpuio_request r) {
   gpuio_impl_call c;
   int e = gpuio_impl_check_channel(ch, &c);
   if (e) return e;
@@ -734,7 +734,7 @@ GPUIO_FN gpuio_i64 gpuio_pread_staged(const gpuio_channel *ch, gpuio_u32 ep, gpu
 /* Moves `len` bytes between `buf` and endpoint `ep` through this call's staging
  * chunk, one request per slot_size bytes. Returns the bytes moved (short if the
  * OS moved fewer) or the first -errno if nothing moved. */
-GPUIO_FN gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
+GPUIO_ENGINE gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
                                   gpuio_i64 offset) {
   gpuio_impl_call c;
   int e = gpuio_impl_check_channel(ch, &c);
@@ -811,7 +811,7 @@ GPUIO_FN gpuio_u32 gpuio_impl_stream_op(const gpuio_channel *ch, gpuio_u32 ep, b
  * broadcast. One request (and one waiter polling across PCIe) per warp instead of
  * one per lane. On the CPU device a warp is one thread. */
 
-GPUIO_FN gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf,
+GPUIO_ENGINE gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf,
                                             gpuio_u64 len, gpuio_i64 offset) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), count = gpuio_warp_count(mask);
@@ -890,7 +890,7 @@ typedef struct gpuio_ticket {
   gpuio_u32 op;
 } gpuio_ticket;
 
-GPUIO_FN gpuio_i64 gpuio_impl_start(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
+GPUIO_ENGINE gpuio_i64 gpuio_impl_start(const gpuio_channel *ch, gpuio_u32 op, gpuio_u32 ep, char *buf, gpuio_u64 len,
                                     gpuio_i64 offset, gpuio_ticket *t) {
   if (!t) return -GPUIO_EINVAL;
   t->state = 0;
@@ -961,10 +961,21 @@ GPUIO_FN bool gpuio_impl_ends_with_newline(const char *fmt) {
  * format's final '\n' and -EMSGSIZE returned; output over INT_MAX bytes writes nothing, -EOVERFLOW (the slot's turn
  * is filled with a NOP: transports cannot skip one). An empty result writes
  * nothing and returns 0. The caller checked the channel and the request. */
+/* A printf's transport steps when its endpoint has no log, as engines: with
+ * GPUIO_OUT_OF_LINE every printf of the kernel (one instantiation per argument
+ * list) calls the same ones. */
+GPUIO_ENGINE int gpuio_impl_acquire_shared_code(const gpuio_channel *ch, gpuio_slot *s) {
+  return gpuio_impl_acquire(ch, s);
+}
+GPUIO_ENGINE gpuio_i64 gpuio_impl_run_release_shared_code(const gpuio_channel *ch, gpuio_slot *s,
+                                                           const gpuio_request *r) {
+  return gpuio_impl_run_release(ch, s, r);
+}
+
 template <typename... A>
 GPUIO_FN gpuio_i64 gpuio_impl_fprintf_request(const gpuio_channel *ch, gpuio_u32 ep, const char *fmt, A... args) {
   gpuio_slot s;
-  int e = gpuio_impl_acquire(ch, &s);
+  int e = gpuio_impl_acquire_shared_code(ch, &s);
   if (e) return e;
   const int full = gpuio_snprintf(s.staging, ch->slot_size, fmt, args...);
   gpuio_u64 n = full < 0 ? 0 : (gpuio_u64)full;
@@ -975,12 +986,12 @@ GPUIO_FN gpuio_i64 gpuio_impl_fprintf_request(const gpuio_channel *ch, gpuio_u32
   }
   if (n == 0) {
     gpuio_request nop = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
-    gpuio_i64 res = gpuio_impl_run_release(ch, &s, &nop);
+    gpuio_i64 res = gpuio_impl_run_release_shared_code(ch, &s, &nop);
     if (res < 0) return res;
     return full < 0 ? -GPUIO_EOVERFLOW : 0;
   }
   gpuio_request r = {GPUIO_OP_WRITE, ep, (gpuio_u32)n, 0, s.staging_off, -1};
-  gpuio_i64 res = gpuio_impl_run_release(ch, &s, &r);
+  gpuio_i64 res = gpuio_impl_run_release_shared_code(ch, &s, &r);
   if (res < 0) return res;
   return cut ? -GPUIO_EMSGSIZE : res;
 }

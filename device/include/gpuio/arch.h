@@ -6,6 +6,15 @@
  *   GPUIO_FN                     function qualifier for header functions
  *   GPUIO_METHOD                 the same for member functions (no `static`)
  *   GPUIO_KERNEL(name)           a kernel entry point with C linkage
+ *   GPUIO_NOINLINE               a function compiled once per kernel and called (the formatter)
+ *   GPUIO_ENGINE                 the engines behind the public calls (gpuio_impl_transfer,
+ *                                _transfer_warp, _request_staged, _request_raw, _start,
+ *                                _send, _recv, a queue group's reserve and fill, a
+ *                                log-less printf's transport steps): inline in every call
+ *                                site (GPUIO_FN), or compiled once per kernel and called
+ *                                (GPUIO_NOINLINE) where the kernel file defines
+ *                                GPUIO_OUT_OF_LINE before including gpuio.h. See gpuio.h
+ *                                for what each costs.
  *   GPUIO_UNROLL                 unroll the loop that follows (batches of loads in flight)
  *   gpuio_ld_acquire_{32,64}     system-scope acquire load (observe the other side)
  *   gpuio_st_release_{32,64}     system-scope release store (publish to the other side)
@@ -455,6 +464,12 @@ GPUIO_FN gpuio_u32 gpuio_warp_min_32(gpuio_u64 m, gpuio_u32 v) { return (void)m,
 GPUIO_FN void gpuio_warp_sync(gpuio_u64 m) { (void)m; }
 GPUIO_FN gpuio_u64 gpuio_warp_ballot(gpuio_u64 m, bool pred) { return pred ? m : 0u; }
 #endif
+#endif
+
+#if defined(GPUIO_OUT_OF_LINE)
+#define GPUIO_ENGINE GPUIO_NOINLINE
+#else
+#define GPUIO_ENGINE GPUIO_FN
 #endif
 
 /* Pointers in the descriptor are stored as integers (device addresses). */

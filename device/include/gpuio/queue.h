@@ -190,7 +190,7 @@ GPUIO_FN gpuio_u64 gpuio_impl_word(const char *src, gpuio_u64 w, gpuio_u64 len) 
  * is in local memory, which a whole device of threads with 4 KiB each does not keep
  * in L1, and one word at a time each handed-out word waited a load from L2 (4 KiB
  * messages: 4.2 GB/s on an H100, below the copy-back habit). */
-GPUIO_FN void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 base, gpuio_u64 g,
+GPUIO_ENGINE void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 base, gpuio_u64 g,
                                           const char *msg, gpuio_u32 len, gpuio_u32 header_len) {
   const gpuio_u32 rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
   /* This lane's word of the store being gathered: where, and what. Word numbers are
@@ -246,7 +246,7 @@ GPUIO_UNROLL
 /* The first lane of group `g` reserves one cell per lane of ring `warp % rings`:
  * 0 with *ring and *base (the group's first position) in every lane, or -errno in
  * every lane (nothing reserved). */
-GPUIO_FN int gpuio_impl_queue_group_reserve(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g, bool wait,
+GPUIO_ENGINE int gpuio_impl_queue_group_reserve(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u64 g, bool wait,
                                             gpuio_u32 *ring, gpuio_u64 *base) {
   const gpuio_u32 lead = gpuio_warp_leader(g), rank = gpuio_warp_rank(g), count = gpuio_warp_count(g);
   *ring = (gpuio_u32)(gpuio_warp_id() % q->rings);
@@ -307,7 +307,7 @@ GPUIO_FN int gpuio_impl_send_target(const gpuio_channel *ch, gpuio_u32 ep, const
   return 0;
 }
 
-GPUIO_FN gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len, bool wait) {
+GPUIO_ENGINE gpuio_i64 gpuio_impl_send(const gpuio_channel *ch, gpuio_u32 ep, const void *msg, gpuio_u64 len, bool wait) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_queue *q = nullptr;
   const int e = gpuio_impl_send_target(ch, ep, msg, len, &q);
@@ -714,7 +714,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_recv_group(const gpuio_channel *ch, const gp
   }
 }
 
-GPUIO_FN gpuio_i64 gpuio_impl_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap, bool wait) {
+GPUIO_ENGINE gpuio_i64 gpuio_impl_recv(const gpuio_channel *ch, gpuio_u32 ep, void *buf, gpuio_u64 cap, bool wait) {
   const gpuio_u64 mask = gpuio_warp_active();
   int e = gpuio_impl_check_descriptor(ch); /* a queue learns of closing from its polls */
   const gpuio_queue *q = e ? nullptr : gpuio_impl_queue(ch, ep, GPUIO_ACCESS_READ, &e);
