@@ -33,8 +33,9 @@
  * (gpuio.h, "Compile time"). The marks balance the parts by each kernel's compile
  * time alone (H100 host, 2026-11-27, nvcc with NVRTC's options: inline 0.4-17.5 s
  * of CPU for the first kind, about 22 s a part; out of line 3.9-12.7 s for the
- * second, 17-19 s a part, where inline they took 34-75 s each). Without
- * GPUIO_CONF_PARTS, every kernel. */
+ * second, 17-19 s a part, where inline they took 34-75 s each). The eight, compiled
+ * together by NVRTC: about 18 s, against 75-94 s with every kernel inline and the
+ * marks round 0..7 in file order. Without GPUIO_CONF_PARTS, every kernel. */
 #ifndef GPUIO_CONF_PARTS
 #define GPUIO_CONF_PARTS 0
 #define GPUIO_CONF_PART 0
