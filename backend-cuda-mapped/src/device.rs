@@ -421,7 +421,7 @@ impl CudaDevice {
             if to_compile > 0 {
                 tracing::info!(
                     "compiling gpuio's built-in kernels for this GPU: {to_compile} NVRTC programs \
-                     at once, a minute or two (cached after, until the header changes)"
+                     at once, some tens of seconds (cached after, until the header changes)"
                 );
             }
         }
