@@ -4,13 +4,13 @@
 mod probe_support;
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gpuio_core::direct::DirectBuilder;
 use gpuio_core::{
-    Access, Channel, ChannelConfig, CloseReport, Endpoint, HostMemory, MemoryProvider,
+    Access, Channel, ChannelConfig, CloseReport, Endpoint, EndpointKind, HostMemory, MemoryProvider,
 };
 use gpuio_device::cpu::CpuDevice;
 use gpuio_device::kernels::{self, pattern_byte, writes_of, BAD_INPUT_CASES};
@@ -313,7 +313,9 @@ fn a_stuck_read_and_the_calls_queued_behind_it_time_out_and_the_channel_recovers
         call_timeout: Duration::from_millis(200),
         ..config(1)
     };
-    let ep = config.endpoint(Endpoint::file("fifo", &pipe, Access::READ_WRITE).unwrap());
+    let ep = config.endpoint(
+        Endpoint::new("fifo", EndpointKind::File, Access::READ_WRITE, pipe.as_fd()).unwrap(),
+    );
     let ch = open(config);
     let mut dst = vec![0u8; 1 << 20];
     let p = CpuDevice

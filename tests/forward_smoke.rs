@@ -1,6 +1,7 @@
 //! The forward transport end to end: conformance kernels on the CPU device, host
 //! memory, a real io_uring and real files in a tempdir.
 
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 mod probe_support;
 use gpuio_core::forward::ForwardBuilder;
 use gpuio_core::memory::{HostMemory, MemoryProvider};
-use gpuio_core::{Access, Channel, ChannelConfig, Endpoint};
+use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, EndpointKind};
 use gpuio_device::cpu::CpuDevice;
 use gpuio_device::kernels::{self, pattern_byte, writes_of, REGION};
 
@@ -329,8 +330,9 @@ fn printf_lines_from_many_threads_arrive_whole_and_in_order_per_thread() {
 
 #[test]
 fn a_timed_out_wait_is_abandoned_and_its_entry_reclaimed_after_the_late_completion() {
-    // A pipe registered as a file: io_uring ignores the offset, and once the pipe is
-    // full the next write stays in the ring until we read.
+    // A pipe declared a file (Endpoint::new: Endpoint::file would register it as the
+    // pipe it is): io_uring ignores the offset, and once the pipe is full the next
+    // write stays in the ring until we read.
     let (mut rx, tx) = std::io::pipe().unwrap();
     let tx = std::fs::File::from(std::os::fd::OwnedFd::from(tx));
     let mut config = ChannelConfig {
@@ -338,7 +340,7 @@ fn a_timed_out_wait_is_abandoned_and_its_entry_reclaimed_after_the_late_completi
         call_timeout: Duration::from_millis(200),
         ..ChannelConfig::default()
     };
-    config.endpoint(Endpoint::file("pipe", &tx, Access::WRITE).unwrap());
+    config.endpoint(Endpoint::new("pipe", EndpointKind::File, Access::WRITE, tx.as_fd()).unwrap());
     let ch = Channel::open(provider(), &ForwardBuilder::default(), config).unwrap();
     const SIZE: u64 = 4096;
     const MAX_WRITES: u64 = 1024; // far more than a pipe holds

@@ -9,6 +9,20 @@ use crate::queue::{Direction, QueueConfig};
 /// Where the process's descriptors can be reopened by number.
 const PROC_SELF_FD: &str = "/proc/self/fd";
 
+/// The kind [`Endpoint::file`] registers `fd` as: a stream when it cannot seek.
+fn file_kind(fd: BorrowedFd<'_>) -> EndpointKind {
+    use rustix::fs::{FileType, SeekFrom};
+    match rustix::fs::seek(fd, SeekFrom::Current(0)) {
+        Err(rustix::io::Errno::SPIPE) => match rustix::fs::fstat(fd) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Socket => {
+                EndpointKind::Socket
+            }
+            _ => EndpointKind::Pipe,
+        },
+        _ => EndpointKind::File,
+    }
+}
+
 /// The kind of an endpoint. A kernel sees it in the endpoint table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EndpointKind {
@@ -183,13 +197,29 @@ impl Endpoint {
         })
     }
 
-    /// A regular file.
+    /// A file: a regular file, or anything else a positioned call works on (a
+    /// block device, `/dev/null`), is an [`EndpointKind::File`]. A descriptor that
+    /// cannot seek (`lseek` fails with `ESPIPE`: a FIFO, a tty, a socket opened as a
+    /// file) is registered as the stream it is, [`EndpointKind::Pipe`] or
+    /// [`EndpointKind::Socket`], so that a positioned call on it is `-ESPIPE` on
+    /// every transport, by the rulebook, instead of each transport's system call
+    /// answering its own way (`pwrite(2)` refuses it; io_uring's write did not, on
+    /// Linux 6.18).
+    ///
+    /// ```
+    /// use gpuio_core::{Access, Endpoint, EndpointKind};
+    /// let (_rx, tx) = std::io::pipe()?;
+    /// let tx = std::fs::File::from(std::os::fd::OwnedFd::from(tx));
+    /// assert_eq!(Endpoint::file("out", &tx, Access::WRITE)?.kind, EndpointKind::Pipe);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn file(
         name: impl Into<String>,
         file: &std::fs::File,
         access: Access,
     ) -> std::io::Result<Self> {
-        Self::new(name, EndpointKind::File, access, file.as_fd())
+        let fd = file.as_fd();
+        Self::new(name, file_kind(fd), access, fd)
     }
 
     /// A connected stream socket (TCP, Unix), read and written by the kernel with
@@ -620,6 +650,42 @@ mod tests {
         let ep = Endpoint::file("ro", &ro, Access::READ).unwrap();
         let fd = ep.fd_with_declared_access().unwrap().unwrap();
         assert_eq!(access_mode(&fd), rustix::fs::OFlags::RDONLY);
+    }
+
+    #[test]
+    fn a_file_endpoint_that_cannot_seek_is_registered_as_the_stream_it_is_and_refuses_positioned_calls(
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let regular = dir.path().join("regular");
+        std::fs::write(&regular, b"x").unwrap();
+        let (ours, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let socket = std::fs::File::from(OwnedFd::from(ours));
+        let cases = [
+            ("regular", rw(&regular), EndpointKind::File),
+            ("/dev/null", rw(Path::new("/dev/null")), EndpointKind::File),
+            ("fifo", rw(&fifo), EndpointKind::Pipe),
+            ("socket", socket, EndpointKind::Socket),
+        ];
+        for (what, file, kind) in cases {
+            let ep = Endpoint::file(what, &file, Access::READ_WRITE).unwrap();
+            assert_eq!(ep.kind, kind, "{what}");
+            let positioned = ep.kind.check_op(abi::op::PWRITE);
+            if kind == EndpointKind::File {
+                assert_eq!(positioned, Ok(()), "{what}");
+            } else {
+                assert_eq!(positioned, Err(-libc::ESPIPE), "{what}");
+                assert_eq!(ep.kind.check_op(abi::op::WRITE), Ok(()), "{what}");
+            }
+        }
     }
 
     #[test]
