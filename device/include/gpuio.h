@@ -26,8 +26,8 @@
  * run and slow to compile when a kernel makes many: define GPUIO_OUT_OF_LINE before
  * including gpuio.h and the engines behind the calls are compiled once per kernel
  * and called instead. On an H100's host (2026-11-27, NVRTC's options under nvcc, one
- * kernel a compile): a kernel of twelve queue calls 74.5 s of CPU inlined, 3.9 s out
- * of line; gpuio's 33 built-in kernels 410 s against 131. What a call costs (H100,
+ * kernel a compile): a kernel of eleven queue calls 74.5 s of CPU inlined, 3.9 s out
+ * of line; gpuio's 33 built-in kernels 401 s against 131. What a call costs (H100,
  * the same day, every engine out of line against inlined, interleaved): forward's
  * NOP p50 5.44-5.73 against 5.44 us, its 64 B pwrite p50 7.84-8.26 against 6.78-8.03,
  * direct's NOP 16.6-16.8 against 16.3-16.4; in one run each, NOPs from the whole
