@@ -579,6 +579,20 @@ mod tests {
         rustix::fs::fcntl_getfl(fd).unwrap() & rustix::fs::OFlags::RWMODE
     }
 
+    /// A FIFO named `fifo` in `dir`.
+    fn make_fifo(dir: &std::path::Path) -> std::path::PathBuf {
+        let path = dir.join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        path
+    }
+
     fn rw(path: &std::path::Path) -> std::fs::File {
         std::fs::File::options()
             .read(true)
@@ -656,15 +670,7 @@ mod tests {
     fn a_file_endpoint_that_cannot_seek_is_registered_as_the_stream_it_is_and_refuses_positioned_calls(
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        let fifo = make_fifo(dir.path());
         let regular = dir.path().join("regular");
         std::fs::write(&regular, b"x").unwrap();
         let (ours, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
@@ -692,15 +698,7 @@ mod tests {
     fn a_fifo_opened_read_write_is_reopened_for_the_declared_side_only() {
         use rustix::fs::OFlags;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        let path = make_fifo(dir.path());
         let f = rw(&path);
         for (access, want) in [
             (Access::WRITE, OFlags::WRONLY),
