@@ -379,12 +379,15 @@ fn several_server_threads_answer_every_port() {
 #[test]
 fn a_quiet_channel_keeps_one_server_thread_and_a_busy_one_wakes_more() {
     let nop = || req(abi::op::NOP, 0, 0, 0, 0);
-    // One request at a time: never more than one answered per round.
+    // One request at a time on one port: a round answers a port once, so never more
+    // than one request a round. (On ports taken in turn, a server slowed down - under
+    // ThreadSanitizer in CI - found the next port filled while its round went on and
+    // answered four in one round, waking a second thread.)
     let quiet = MailboxBuilder::new().server_threads(4);
     let ch = open(&quiet, Vec::new(), 64);
     let dev = FakeDevice::new(&ch);
-    for n in 0..200u32 {
-        assert_eq!(dev.call(n % 64, nop()), 0);
+    for _ in 0..200u32 {
+        assert_eq!(dev.call(0, nop()), 0);
     }
     let report = ch.close();
     assert!(report.is_clean(), "{report}");
