@@ -435,7 +435,9 @@ fn a_kernel_that_scribbles_over_a_ring_is_reported_and_the_host_reads_nothing_fr
         .join(KERNEL_DEADLINE)
         .unwrap();
     match rx.try_recv() {
-        Err(RecvError::Protocol(what)) => assert!(what.contains("123456789"), "{what}"),
+        Err(RecvError::Protocol(what)) => {
+            assert!(what.contains("stamped for message 123456788"), "{what}")
+        }
         other => panic!("expected a protocol violation, got {other:?}"),
     }
     let report = ch.close();

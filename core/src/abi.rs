@@ -61,7 +61,7 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
 /// credits and free words side by side; the device reads `closing` from its own
 /// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own).
-pub const ABI_VERSION: u32 = 11;
+pub const ABI_VERSION: u32 = 12;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -529,16 +529,16 @@ pub mod queue_direction {
 /// looks full, and otherwise after a publish at most every `GPUIO_QUEUE_POLL_NS`
 /// (`QueueRing::polled_at`); no send waits on a read of host memory while the ring
 /// has room), so a reservation is
-/// never left unpublished. The lanes write each cell whole, header (`ready = pos + 1`
-/// except the group's first, `len`, `count`) and message side by side (coalesced
-/// stores, `gpuio_impl_queue_fill_group`); after the warp syncs,
-/// the first lane stores the group's first header's `ready` with a system-scope
+/// never left unpublished. The lanes write each cell whole, its stamp
+/// ([`cell::stamp`]`(pos, len, count)`, except the group's first) and message side by
+/// side (coalesced stores, `gpuio_impl_queue_fill_group`); after the warp syncs,
+/// the first lane stores the group's first stamp with a system-scope
 /// release, and that one store publishes the whole group. The host reads groups in
-/// order: at its `head`, a first header whose `ready == head + 1` (acquire) makes
-/// `count` cells readable; it checks every header (each `ready == pos + 1`,
-/// `len <= max_message`, `count` within the ring), copies the bytes out and then
-/// releases `head += count` to [`QueueControl::head`]. A first header holding
-/// anything other than `head + 1`, `head + 1 - cells` (the previous lap) or 0 (never
+/// order: at its `head`, a first stamp that holds `head` (acquire) makes `count`
+/// cells readable; it checks every stamp (each holds its position, `len <=
+/// max_message`, `count` within the ring), copies the bytes out and then
+/// releases `head += count` to [`QueueControl::head`]. A first stamp holding
+/// anything other than `head`, `head - cells` (the previous lap) or 0 (never
 /// written) was scribbled: the host reports a protocol violation and stops reading
 /// that ring.
 ///
@@ -549,7 +549,7 @@ pub mod queue_direction {
 /// ring's protocol. A reading warp takes from ring `warp % rings` first and from the
 /// next rings in turn when that one has no credit; the end of stream is every ring
 /// at its end. Cell `p % cells`
-/// holds the message for `p` when its `ready == p + 1` (release by the host, which
+/// holds the message for `p` when its stamp holds `p` (released by the host, which
 /// writes the bytes first; then it releases `QueueControl::head = p + 1`), and is
 /// free for position `p` when its *free word* `frees[p % cells] == p` (a compact
 /// array of `u64` beside the cells, [`Queue::frees`]: only the host writes the cells,
@@ -568,7 +568,7 @@ pub mod queue_direction {
 /// a published `cached_head`, which the reader acquires before it reads the cell.
 /// A reader that must look at a message before taking it (a buffer shorter than
 /// `max_message`) holds one credit and claims that position by compare-and-swap on
-/// `tail` (`h → h + 1`). Either way it acquires `ready == h + 1`, copies the message
+/// `tail` (`h → h + 1`). Either way it acquires the stamp of `h`, copies the message
 /// out and frees the cell with `frees[h % cells] = h + cells` (release). The host
 /// initialises `frees[p] = p` for lap 0 and sets `closed` after its last `head` when its `Sender`
 /// closes; once `closed` is seen and `tail` reached the final `cached_head` (every
@@ -584,8 +584,8 @@ pub struct Queue {
     pub rings: u32,
     /// Cells per ring (a power of two).
     pub cells: u32,
-    /// Bytes per cell: a 16-byte [`CellHeader`] and `max_message` bytes, rounded up
-    /// to 16.
+    /// Bytes per cell: an 8-byte [`CellHeader`] and `max_message` bytes, rounded up
+    /// to 8.
     pub cell_size: u32,
     pub max_message: u32,
     /// Reserved, zero.
@@ -610,7 +610,7 @@ pub struct Queue {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueControl {
     /// To the host: positions the host has consumed. To the device: positions the
-    /// host has published (after each message's `ready`). Release by the host.
+    /// host has published (after each message's stamp). Release by the host.
     pub head: u64,
     /// To the device: 1 once the ring's `Sender` closed, after its last `head`
     /// (release by the host).
@@ -674,18 +674,67 @@ pub mod queue_seen {
     pub const SHUTDOWN: u32 = 2;
 }
 
-/// The first 16 bytes of every cell.
+/// The first 8 bytes of every cell: one word, its [`cell`] stamp — which position
+/// the cell holds (`pos + 1`, its low 32 bits), the message's length and, to the
+/// host on a group's first cell, how many cells the group holds — so that the
+/// release that publishes a cell also publishes its length, and a message of 64
+/// bytes takes 72 bytes of the bus, not 80.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CellHeader {
-    /// To the host: `pos + 1` once the cell holds position `pos`'s message (release
-    /// on a group's first cell). To the device: `pos + 1` once the host wrote
-    /// position `pos`'s message (its frees are in [`Queue::frees`]).
-    pub ready: u64,
-    /// The message's length in bytes.
-    pub len: u32,
-    /// To the host, on a group's first cell: how many cells the group holds.
-    pub count: u32,
+    /// [`cell::stamp`]`(pos, len, count)` once the cell holds position `pos`'s
+    /// message (to the host: released on a group's first cell; to the device:
+    /// released by the host, which keeps the frees in [`Queue::frees`]); 0 in a
+    /// cell never written.
+    pub stamp: u64,
+}
+
+/// The word [`CellHeader::stamp`]: `tag(pos) | len << LEN_SHIFT | count <<
+/// COUNT_SHIFT`, where `tag(pos) = (pos + 1) mod 2^32`. Thirty-two bits of the
+/// position tell a cell's message from the previous lap's (`pos + 1 - cells`, the
+/// least it can hold while not yet rewritten) for any ring of fewer than 2^32 cells;
+/// `len` takes 21 bits ([`MAX_MESSAGE_LIMIT`](crate::queue::MAX_MESSAGE_LIMIT) is
+/// 2^20), `count` the other 11 (at most a warp's lanes).
+pub mod cell {
+    /// Bits of the stamp that hold the position's tag.
+    pub const TAG_MASK: u64 = 0xffff_ffff;
+    /// Where the length starts.
+    pub const LEN_SHIFT: u32 = 32;
+    /// The length's bits, below `LEN_SHIFT`.
+    pub const LEN_MASK: u64 = (1 << 21) - 1;
+    /// Where the count starts (the top 11 bits).
+    pub const COUNT_SHIFT: u32 = 53;
+
+    /// The tag of position `pos`: `(pos + 1) mod 2^32`.
+    pub const fn tag(pos: u64) -> u64 {
+        pos.wrapping_add(1) & TAG_MASK
+    }
+
+    /// The stamp of a cell that holds position `pos`'s message of `len` bytes, the
+    /// first of `count` (to the host; 1 otherwise).
+    pub const fn stamp(pos: u64, len: u32, count: u32) -> u64 {
+        tag(pos) | (len as u64 & LEN_MASK) << LEN_SHIFT | (count as u64) << COUNT_SHIFT
+    }
+
+    /// Whether `stamp` says its cell holds position `pos`.
+    pub const fn holds(stamp: u64, pos: u64) -> bool {
+        stamp & TAG_MASK == tag(pos)
+    }
+
+    /// The position `stamp` names, mod 2^32 (for reports).
+    pub const fn position(stamp: u64) -> u64 {
+        (stamp & TAG_MASK).wrapping_sub(1) & TAG_MASK
+    }
+
+    /// The message's length in `stamp`.
+    pub const fn len(stamp: u64) -> u32 {
+        ((stamp >> LEN_SHIFT) & LEN_MASK) as u32
+    }
+
+    /// The group's count in `stamp`.
+    pub const fn count(stamp: u64) -> u32 {
+        (stamp >> COUNT_SHIFT) as u32
+    }
 }
 
 /// Counters a device-driven transport keeps in shared memory.
@@ -721,7 +770,7 @@ const _: () = {
     assert!(size_of::<QueueControl>() == 64);
     assert!(size_of::<QueueRing>() == 128);
     assert!(size_of::<QueueCredits>() == 64);
-    assert!(size_of::<CellHeader>() == 16);
+    assert!(size_of::<CellHeader>() == 8);
     assert!(align_of::<Channel>() == 64);
     assert!(size_of::<Channel>() == 384);
     assert!(MB_LOCK_WORDS as usize * 4 == 64 && size_of::<Turn>() <= 64);
@@ -796,7 +845,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         QueueControl as "gpuio_queue_control" { head, closed, _pad }
         QueueRing as "gpuio_queue_ring" { tail, _tail_line, cached_head, polling, seen, polled_at, _pad }
         QueueCredits as "gpuio_queue_credits" { available, _pad }
-        CellHeader as "gpuio_cell_header" { ready, len, count }
+        CellHeader as "gpuio_cell_header" { stamp }
         Stats as "gpuio_stats" { submitted, completed, failed, timed_out, _pad }
     }
     macro_rules! constants {
@@ -840,6 +889,10 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_ANSWER_TAG_SHIFT" => stamp::ANSWER_TAG_SHIFT as usize,
         "GPUIO_ANSWER_TAG_MASK" => stamp::ANSWER_TAG_MASK as usize,
         "GPUIO_MB_LOCK_WORDS" => MB_LOCK_WORDS as usize,
+        "GPUIO_CELL_TAG_MASK" => cell::TAG_MASK as usize,
+        "GPUIO_CELL_LEN_SHIFT" => cell::LEN_SHIFT as usize,
+        "GPUIO_CELL_LEN_MASK" => cell::LEN_MASK as usize,
+        "GPUIO_CELL_COUNT_SHIFT" => cell::COUNT_SHIFT as usize,
     ];
     // The header spells out the errnos it answers with (NVRTC has no errno.h); the
     // host compares them with its own.

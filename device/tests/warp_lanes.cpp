@@ -6,16 +6,17 @@
  * What it checks: gpuio_impl_queue_fill_group, which the lanes of a sending group
  * (gpuio_send, gpuio_printf's log) call to write their consecutive cells of a queue
  * ring, leaves each cell exactly as the host's Receiver reads it (core/src/abi.rs,
- * `Queue`; core/src/queue/receiver.rs): word 0 `ready` = position + 1 for every cell
- * but the group's first (its publish comes after), word 1 the header length and the
- * group's lane count, then the message's bytes, zero to the end of its last word;
+ * `Queue`; core/src/queue/receiver.rs): word 0 the stamp (abi.rs `cell`: position
+ * + 1, the header length, the group's lane count) for every cell but the group's
+ * first (its publish comes after), then the message's bytes, zero to the end of its
+ * last word;
  * nothing past that word and nothing outside the group's cells is written. Full and
  * partial groups, lengths from 0 to the maximum, messages at unaligned addresses,
  * groups that wrap around the ring's end, a ring other than the first, and a
  * header length other than the bytes copied (a printf line formatted in place).
  * And gpuio_impl_queue_send_group, the whole send of a group: the first lane reserves
  * the group's cells on the ring's device-local tail (reading the host's head when the
- * ring looks full), every lane gets its length back, and the group's first `ready` is
+ * ring looks full), every lane gets its length back, and the group's first stamp is
  * there once it returns; on a full ring every lane gets -EAGAIN and nothing is written
  * or reserved.
  * And the lookups that hand a queue to those calls (gpuio_impl_queue, gpuio_impl_log)
@@ -192,7 +193,7 @@ bool fail(const Case &c, const char *what, gpuio_u64 pos, gpuio_u64 byte) {
 }
 
 bool check(const Case &c) {
-  const gpuio_u32 cell_size = (16u + c.max_message + 15u) / 16u * 16u;
+  const gpuio_u32 cell_size = (8u + c.max_message + 7u) / 8u * 8u;
   const gpuio_u64 ring_bytes = (gpuio_u64)c.cells * cell_size;
   std::vector<gpuio_u64> mem((ring_bytes * c.rings + 7u) / 8u);
   unsigned char *bytes = (unsigned char *)mem.data();
@@ -259,25 +260,25 @@ bool check(const Case &c) {
       }
       /* The position this cell holds: the one in [base, base + count) that maps here. */
       const gpuio_u64 pos = c.base + (cell + c.cells - c.base % c.cells) % c.cells;
-      gpuio_u64 w0, w1;
+      gpuio_u64 w0;
       std::memcpy(&w0, p, 8);
-      std::memcpy(&w1, p + 8, 8);
+      /* The stamp as the host's abi.rs `cell::stamp` spells it. */
+      const gpuio_u64 stamp = ((pos + 1u) & 0xffffffffull) | (gpuio_u64)c.header_len[lane] << 32 | (gpuio_u64)count << 53;
       if (pos == c.base && c.how == How::Fill) {
         for (int b = 0; b < 8; ++b)
-          if (p[b] != kUntouched) return fail(c, "the group's first ready word was written before its publish", pos, b);
-      } else if (w0 != pos + 1u) {
-        ok = fail(c, "ready is not position + 1", pos, 0);
+          if (p[b] != kUntouched) return fail(c, "the group's first stamp was written before its publish", pos, b);
+      } else if (w0 != stamp) {
+        ok = fail(c, "the stamp is not the position, length and count", pos, 0);
       }
-      if (w1 != (c.header_len[lane] | (gpuio_u64)count << 32)) ok = fail(c, "the header is wrong", pos, 8);
       const gpuio_u32 n = c.len[lane], words = (n + 7u) / 8u;
       for (gpuio_u32 b = 0; b < words * 8u; ++b) {
         const unsigned char want = b < n ? message_byte((gpuio_u32)lane, b) : 0u;
-        if (p[16 + b] != want) {
-          ok = fail(c, b < n ? "a message byte is wrong" : "the last word is not zero past the message", pos, 16 + b);
+        if (p[8 + b] != want) {
+          ok = fail(c, b < n ? "a message byte is wrong" : "the last word is not zero past the message", pos, 8 + b);
           break;
         }
       }
-      for (gpuio_u32 b = 16 + words * 8u; b < cell_size; ++b)
+      for (gpuio_u32 b = 8 + words * 8u; b < cell_size; ++b)
         if (p[b] != kUntouched) {
           ok = fail(c, "a byte past the message's last word was written", pos, b);
           break;
@@ -354,6 +355,8 @@ int main(int argc, char **argv) {
   wrap.rings = 2;
   wrap.ring = 1;
   cases.push_back(wrap);
+  /* A group across position 2^32 - 1, whose stamps' 32-bit tags wrap to 0 and on. */
+  cases.push_back(uniform(full, 64, 64, 64, 0xffffffffull - 16u));
   /* A printf line formatted in place: the header says 37 bytes, none copied. */
   Case log = uniform(0xf0f0ull, 64, 0, 64, 9);
   for (auto &h : log.header_len) h = 37;

@@ -24,8 +24,8 @@ GPUIO_KERNEL(print_lines)(const gpuio_channel *ch, gpuio_u64 *params) {
   }
 }
 
-// Prints one line, then writes garbage over the `ready` word of the next cell of the
-// stdout log's ring 0. params: [0] the printf call's result (out).
+// Prints one line, then writes garbage over the stamp of the next cell of the stdout
+// log's ring 0. params: [0] the printf call's result (out).
 GPUIO_KERNEL(scribble_log)(const gpuio_channel *ch, gpuio_u64 *params) {
   if (gpuio_global_thread_id() != 0) return;
   const gpuio_queue *q = gpuio_impl_log(ch, (gpuio_u32)ch->stdout_endpoint);
@@ -35,5 +35,5 @@ GPUIO_KERNEL(scribble_log)(const gpuio_channel *ch, gpuio_u64 *params) {
   }
   params[0] = (gpuio_u64)gpuio_printf(ch, "before the scribble\n");
   gpuio_cell_header *h = gpuio_impl_cell(q, 0, 1);
-  gpuio_st_release_64(&h->ready, 0xdeadbeefull);
+  gpuio_st_release_64(&h->stamp, 0xdeadbeefull);
 }

@@ -109,13 +109,11 @@ GPUIO_KERNEL(misuse)(const gpuio_channel *ch, gpuio_u64 *params) {
 }
 
 // Scribbles over ring 0 of queue params[0] (in the queue table): the first cell's
-// header claims a far-future position.
+// stamp claims a far-future position, 123456788 (7 bytes, a group of 1).
 GPUIO_KERNEL(scribble)(const gpuio_channel *ch, gpuio_u64 *params) {
   const gpuio_queue *q = gpuio_ptr<const gpuio_queue>(ch->queues) + params[0];
   gpuio_cell_header *h = gpuio_ptr<gpuio_cell_header>(q->cells_addr);
-  h->len = 7;
-  h->count = 1;
-  gpuio_st_release_64(&h->ready, 123456789u);
+  gpuio_st_release_64(&h->stamp, gpuio_impl_cell_stamp(123456788u, 7u, 1u));
 }
 
 // One warp-cooperative send per warp of params[1] bytes on endpoint params[0].

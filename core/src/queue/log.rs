@@ -523,19 +523,15 @@ mod tests {
         peers.set(vec![sleeper.thread().clone()]).unwrap();
         let mut idle = Idle::new(0, peers, &first);
 
-        // A one-line message on ring 1, as a kernel publishes it: length and count,
-        // the bytes, then the ready stamp (position 0 + 1) with release.
+        // A one-line message on ring 1, as a kernel publishes it: the bytes, then
+        // the stamp (position 0, 6 bytes, a group of 1) with release.
         let off = q.cell_off(1, 0);
         q.mem
-            .atomic_u32(off + 8)
+            .write_bytes(off + crate::queue::HEADER, b"hello\n")
+            .unwrap();
+        q.stamp(1, 0)
             .unwrap()
-            .store(6, Ordering::Relaxed);
-        q.mem
-            .atomic_u32(off + 12)
-            .unwrap()
-            .store(1, Ordering::Relaxed);
-        q.mem.write_bytes(off + 16, b"hello\n").unwrap();
-        q.ready(1, 0).unwrap().store(1, Ordering::Release);
+            .store(crate::abi::cell::stamp(0, 6, 1), Ordering::Release);
         assert!(super::super::receiver::ring_has_message(&q, 1));
 
         idle.watch

@@ -1,16 +1,16 @@
 //! Loom models of a queue to the host (`.ci/loom`): the host side is the
 //! [`Receiver`](super::Receiver)'s own ring reading ([`take`], [`publish_head`]: check
-//! `ready`, read `len` and `count`, copy the message, release `head`) over the model's
-//! words ([`Cells`]); the device side mirrors `gpuio/queue.h`
+//! a cell's stamp, which carries `len` and `count`, copy the message, release `head`)
+//! over the model's words ([`Cells`]); the device side mirrors `gpuio/queue.h`
 //! (`gpuio_impl_queue_reserve`, `_refresh`, `_fill_group`, `_group_publish`, `_tick`)
-//! step for step. Each cell's header fields and message bytes are loom `UnsafeCell`s
-//! (over shared memory the host reads them as relaxed atomics; the device writes them
-//! with plain stores), so loom reports any interleaving in which a sender writes a cell
+//! step for step. Each cell's stamp is an atomic and its message bytes a loom
+//! `UnsafeCell` (over shared memory the host reads them with plain copies; the device
+//! writes them with plain stores), so loom reports any interleaving in which a sender writes a cell
 //! the host has not finished reading and released, two senders write one cell
 //! unordered, or the host reads a cell before its group was published.
 //!
 //! Each ordering of the hand-off is needed: built with the host's acquire of a first
-//! `ready` or release of `head`, the sender's release of a group's first `ready`, the
+//! stamp or release of `head`, the sender's release of a group's first stamp, the
 //! poller's acquire of `head` or release of `cached_head`, or the reserving sender's
 //! acquire of `cached_head` made relaxed, a model here fails.
 //!
@@ -18,10 +18,10 @@
 //! `tail + k <= cached_head + cells`, one poller at a time refreshing `cached_head`
 //! from the host's `head` (on a full ring, and after a publish), waiting and not
 //! waiting (`gpuio_try_send`), filling a group's cells, the release of its first
-//! `ready`. Not modelled: `closing` and `seen`, deadlines, the clock that spaces the
+//! stamp. Not modelled: `closing` and `seen`, deadlines, the clock that spaces the
 //! refreshes after a publish (here every publish refreshes), several rings (each is
 //! its own copy of this one), warps (a group is one thread writing its cells in turn,
-//! then releasing the first `ready`, as the first lane does after the warp syncs).
+//! then releasing the first stamp, as the first lane does after the warp syncs).
 //! Two senders that both wait on a full ring beside the host are not modelled either:
 //! with three threads spinning, loom's paths outgrow its branch limit; the not-waiting
 //! senders of the last model reach the same cross-sender hand-off of `cached_head`.
@@ -34,6 +34,8 @@ use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::receiver::{publish_head, take, take_run, Cells};
+use super::HEADER;
+use crate::abi::cell;
 use crate::memory::MemoryError;
 
 /// Longest message of the model (bytes).
@@ -43,10 +45,8 @@ const MAX: usize = 3;
 /// device-local `QueueRing` words.
 struct Ring {
     cells: u32,
-    /// `CellHeader::ready`, per cell.
-    ready: Vec<AtomicU64>,
-    /// `CellHeader::{len, count}`, per cell.
-    header: Vec<UnsafeCell<(u32, u32)>>,
+    /// `CellHeader::stamp`, per cell.
+    stamp: Vec<AtomicU64>,
     /// The message bytes, per cell.
     bytes: Vec<UnsafeCell<[u8; MAX]>>,
     /// `QueueControl::head`.
@@ -65,16 +65,12 @@ impl Cells for Ring {
     fn max_message(&self) -> u32 {
         MAX as u32
     }
-    fn ready(&self, _: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        Ok(&self.ready[self.index(pos)])
-    }
-    fn len_count(&self, _: u32, pos: u64) -> Result<(u32, u32), MemoryError> {
-        // SAFETY: `take` reads the header after acquiring the group's `ready`; loom
-        // checks that the device's writes happen before and its next ones after.
-        Ok(self.header[self.index(pos)].with(|p| unsafe { *p }))
+    fn stamp(&self, _: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        Ok(&self.stamp[self.index(pos)])
     }
     fn payload(&self, _: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
-        // SAFETY: as in `len_count`.
+        // SAFETY: `take` reads the bytes after acquiring the group's first stamp; loom
+        // checks that the device's writes happen before and its next ones after.
         let bytes = self.bytes[self.index(pos)].with(|p| unsafe { *p });
         out.copy_from_slice(&bytes[..out.len()]);
         Ok(())
@@ -83,16 +79,13 @@ impl Cells for Ring {
         CELL
     }
     fn copy_cells(&self, _: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
-        // As the shared memory is copied: `ready` as it is now (relaxed), the header
-        // and the bytes (SAFETY: as in `len_count`: only cells of a published group).
-        for (i, cell) in out.chunks_exact_mut(CELL).enumerate() {
+        // As the shared memory is copied: the stamp as it is now (relaxed), then the
+        // bytes (SAFETY: as in `payload`: only cells of a published group).
+        for (i, c) in out.chunks_exact_mut(CELL).enumerate() {
             let at = self.index(pos + i as u64);
-            cell[..8].copy_from_slice(&self.ready[at].load(Ordering::Relaxed).to_ne_bytes());
-            let (len, count) = self.header[at].with(|p| unsafe { *p });
-            cell[8..12].copy_from_slice(&len.to_ne_bytes());
-            cell[12..16].copy_from_slice(&count.to_ne_bytes());
+            c[..HEADER].copy_from_slice(&self.stamp[at].load(Ordering::Relaxed).to_ne_bytes());
             let bytes = self.bytes[at].with(|p| unsafe { *p });
-            cell[16..16 + MAX].copy_from_slice(&bytes);
+            c[HEADER..HEADER + MAX].copy_from_slice(&bytes);
         }
         Ok(())
     }
@@ -101,9 +94,9 @@ impl Cells for Ring {
     }
 }
 
-/// Bytes per cell as [`Cells::copy_cells`] lays them out: the 16-byte header, then
+/// Bytes per cell as [`Cells::copy_cells`] lays them out: the 8-byte header, then
 /// the message, padded to whole words.
-const CELL: usize = 16 + MAX.next_multiple_of(8);
+const CELL: usize = HEADER + MAX.next_multiple_of(8);
 
 /// Message `seq` of sender `sender`: `seq % MAX + 1` bytes, each naming both.
 fn message(sender: u8, seq: u8) -> Vec<u8> {
@@ -116,8 +109,7 @@ impl Ring {
         let n = cells as usize;
         Arc::new(Self {
             cells,
-            ready: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            header: (0..n).map(|_| UnsafeCell::new((0, 0))).collect(),
+            stamp: (0..n).map(|_| AtomicU64::new(0)).collect(),
             bytes: (0..n).map(|_| UnsafeCell::new([0; MAX])).collect(),
             head: AtomicU64::new(0),
             tail: AtomicU64::new(0),
@@ -206,8 +198,8 @@ impl Ring {
 
     /// `gpuio_impl_queue_group_reserve`, `_fill_group` and `_group_publish` for a group
     /// of `seqs.len()` messages of `sender`, waiting while the ring is full: every cell
-    /// written whole with plain stores (`ready` too, but the first cell's), then the
-    /// first cell's `ready` released.
+    /// written whole with plain stores (its stamp too, but the first cell's), then the
+    /// first cell's stamp released.
     fn send_group(&self, sender: u8, seqs: &[u8]) {
         let k = seqs.len() as u64;
         let base = self.reserve(k, true).expect("a waiting reservation");
@@ -236,15 +228,17 @@ impl Ring {
             bytes[..msg.len()].copy_from_slice(&msg);
             // SAFETY: the position is reserved: the host released the cell's previous
             // lap; loom checks that its reads of it happen before.
-            self.header[i].with_mut(|p| unsafe { *p = (msg.len() as u32, k as u32) });
-            // SAFETY: as above.
             self.bytes[i].with_mut(|p| unsafe { *p = bytes });
             if j > 0 {
-                // A plain store of the header's first word in `_fill_group`.
-                self.ready[i].store(pos + 1, Ordering::Relaxed);
+                // A plain store of the cell's first word in `_fill_group`.
+                self.stamp[i].store(
+                    cell::stamp(pos, msg.len() as u32, k as u32),
+                    Ordering::Relaxed,
+                );
             }
         }
-        self.ready[self.index(base)].store(base + 1, Ordering::Release);
+        let first = message(sender, seqs[0]).len() as u32;
+        self.stamp[self.index(base)].store(cell::stamp(base, first, k as u32), Ordering::Release);
     }
 }
 

@@ -1,11 +1,11 @@
 //! Loom models of a queue to the device (`.ci/loom`): the host side is the
 //! [`Sender`](super::Sender)'s own code ([`send_next`]: the look-ahead over the free
-//! words, writing the cell, releasing `ready = pos + 1`, the published count and the
+//! words, writing the cell, releasing its stamp, the published count and the
 //! shared `head`; [`close`]: releasing `closed`) over the model's words ([`Outbox`]); the
 //! device side mirrors `gpuio/queue.h` step for step (`gpuio_impl_queue_lock_poll`,
-//! `_poll`, `_recv_group`, `_take`, `_recv`). Each cell's header (`len`, `count`) and
-//! message bytes are loom `UnsafeCell`s (the host writes them with relaxed stores, the
-//! device reads them with plain loads), so loom reports any interleaving in which a
+//! `_poll`, `_recv_group`, `_take`, `_recv`). Each cell's stamp (which carries `len`)
+//! is an atomic and its message bytes a loom `UnsafeCell` (the host writes them with
+//! plain copies, the device reads them with plain loads), so loom reports any interleaving in which a
 //! reader reads a cell before the host finished writing it or the host rewrites a cell
 //! a reader is still reading. Each model checks that every message the host sent is
 //! received exactly once and whole (one reader: in order), and that a reader reports
@@ -22,7 +22,7 @@
 //! CLOSED, acquires `cached_head` 1, finds its tail 1 not below it and returns 0 with
 //! message 1 never taken. Now the lock word is read again with acquire after the
 //! compare-and-swap (`gpuio_impl_queue_lock_poll`). (2) With one cell (capacity 1),
-//! `ready == 1` meant both "message 0 is there" and "free for position 1": the Sender
+//! a ready word of 1 meant both "message 0 is there" and "free for position 1": the Sender
 //! overwrote its own unread message (the first model with `cells = 1` fails at once).
 //! `QueueShared::create` now gives a queue to the device two cells at least.
 //!
@@ -38,9 +38,9 @@
 //! word when it frees a cell, and the host look-ahead's acquire of the free word it
 //! needs and of those beyond it (the host rewrites a cell a reader is still copying);
 //! the host's release of `head` and of `closed`. **Not shown:** the host's release of
-//! `ready = pos + 1` (every reader reaches a position through `cached_head`, so the
+//! a cell's stamp (every reader reaches a position through `cached_head`, so the
 //! release of `head` already orders the cell; `gpuio_impl_queue_recv`'s acquire of
-//! `ready` then orders nothing more either); the claiming lane's acquire of
+//! the stamp then orders nothing more either); the claiming lane's acquire of
 //! `cached_head` when `seen` is set (after the acquire of `seen`, coherence alone gives
 //! it the final count); and the acquires of `seen` and `cached_head` in
 //! `gpuio_impl_queue_recv`, whose one reader here is also the only poller.
@@ -73,7 +73,7 @@ use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::sender::{close, send_next, Flag, Outbox, SendError};
-use crate::abi::queue_seen;
+use crate::abi::{cell, queue_seen};
 use crate::memory::MemoryError;
 
 /// Longest message of the model (bytes).
@@ -92,12 +92,10 @@ struct Queue {
     cells: u32,
     /// Messages the host sends (a constant of the model, for its checks).
     total: u64,
-    /// `CellHeader::ready`, per cell.
-    ready: Vec<AtomicU64>,
+    /// `CellHeader::stamp`, per cell.
+    stamp: Vec<AtomicU64>,
     /// `Queue::frees`, per cell.
     frees: Vec<AtomicU64>,
-    /// `CellHeader::{len, count}`, per cell.
-    header: Vec<UnsafeCell<(u32, u32)>>,
     /// The message bytes, per cell.
     bytes: Vec<UnsafeCell<[u8; MAX]>>,
     /// `QueueControl::{head, closed}`.
@@ -123,8 +121,8 @@ impl Outbox for Queue {
     fn name(&self) -> &str {
         "model"
     }
-    fn ready(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        Ok(&self.ready[self.index(pos)])
+    fn stamp(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        Ok(&self.stamp[self.index(pos)])
     }
     fn free_word(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
         Ok(&self.frees[self.index(pos)])
@@ -136,8 +134,6 @@ impl Outbox for Queue {
         // SAFETY: the Sender writes a cell only once it acquired the device's free of
         // it (or it was never used); loom checks that every device read of the cell
         // happens before.
-        self.header[i].with_mut(|p| unsafe { *p = (msg.len() as u32, 1) });
-        // SAFETY: as above.
         self.bytes[i].with_mut(|p| unsafe { *p = bytes });
         Ok(())
     }
@@ -181,10 +177,9 @@ impl Queue {
         Arc::new(Self {
             cells,
             total: u64::from(total),
-            ready: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            stamp: (0..n).map(|_| AtomicU64::new(0)).collect(),
             // Lap 0: cell p is free for position p.
             frees: (0..n).map(|p| AtomicU64::new(p as u64)).collect(),
-            header: (0..n).map(|_| UnsafeCell::new((0, 0))).collect(),
             bytes: (0..n).map(|_| UnsafeCell::new([0; MAX])).collect(),
             head: AtomicU64::new(0),
             closed: AtomicU32::new(0),
@@ -282,17 +277,16 @@ impl Queue {
         kept
     }
 
-    /// `gpuio_impl_queue_take`: the header and the payload loaded with plain loads
-    /// (`ready` as a relaxed one: the host stores it atomically), then checked.
+    /// `gpuio_impl_queue_take`: the stamp and the payload loaded with plain loads
+    /// (the stamp as a relaxed one: the host stores it atomically), then checked.
     fn take(&self, pos: u64) -> Got {
         let i = self.index(pos);
-        let ready = self.ready[i].load(Ordering::Relaxed);
+        let stamp = self.stamp[i].load(Ordering::Relaxed);
+        let len = cell::len(stamp);
         // SAFETY: the reader claimed `pos` below a `cached_head` it acquired; loom
         // checks that the host's writes of the cell happen before.
-        let (len, _count) = self.header[i].with(|p| unsafe { *p });
-        // SAFETY: as above.
         let bytes = self.bytes[i].with(|p| unsafe { *p });
-        if ready != pos + 1 || len as usize > MAX {
+        if !cell::holds(stamp, pos) || len as usize > MAX {
             return Got::Proto;
         }
         Got::Message(bytes[..len as usize].to_vec())
@@ -418,16 +412,17 @@ impl Queue {
             let head = self.cached_head.load(Ordering::Acquire);
             if h < head {
                 let i = self.index(h);
-                if self.ready[i].load(Ordering::Acquire) != h + 1 {
+                let stamp = self.stamp[i].load(Ordering::Acquire);
+                if !cell::holds(stamp, h) {
                     if self.tail.load(Ordering::Relaxed) != h {
                         continue;
                     }
                     loom::thread::yield_now();
                     continue;
                 }
-                // SAFETY: `ready == h + 1` was acquired: the host wrote the header
-                // before; loom checks that it does not rewrite it meanwhile.
-                let (len, _count) = self.header[i].with(|p| unsafe { *p });
+                // The stamp for `h` was acquired: its length is `h`'s unless another
+                // reader took `h` meanwhile (the tail, read after it, says).
+                let len = cell::len(stamp);
                 if self.tail.load(Ordering::Relaxed) != h {
                     continue; // taken meanwhile: the length may be the next lap's
                 }

@@ -96,17 +96,17 @@ pub struct QueueConfig {
 }
 
 impl QueueConfig {
-    /// Bytes one message takes in a ring, whatever its length: its cell, a 16-byte
-    /// header and `max_message` bytes, rounded up to 16. A queue to the host moves
+    /// Bytes one message takes in a ring, whatever its length: its cell, an 8-byte
+    /// header and `max_message` bytes, rounded up to 8. A queue to the host moves
     /// the header and the message's bytes across the bus for each message.
     ///
     /// ```
     /// use gpuio_core::QueueConfig;
     /// let q = QueueConfig { max_message: 64, ..QueueConfig::default() };
-    /// assert_eq!(q.cell_bytes(), 80);
+    /// assert_eq!(q.cell_bytes(), 72);
     /// ```
     pub fn cell_bytes(&self) -> u32 {
-        (HEADER as u32 + self.max_message).next_multiple_of(16)
+        (HEADER as u32 + self.max_message).next_multiple_of(8)
     }
 }
 
@@ -203,6 +203,9 @@ impl std::fmt::Debug for QueueShared {
 
 const HEADER: usize = std::mem::size_of::<abi::CellHeader>();
 
+// A cell's stamp holds any message length the queue accepts.
+const _: () = assert!(MAX_MESSAGE_LIMIT as u64 <= abi::cell::LEN_MASK);
+
 /// One ring's sender position, alone in its cache lines: each sending thread stores
 /// its own on every message. Side by side in one line, four sending threads moved
 /// fewer messages than one (H100 host, 2026-11-26, 64 B: 25 M msg/s against 39 M
@@ -241,7 +244,7 @@ impl QueueShared {
                 config.rings
             )));
         }
-        // To the device a cell's `ready` says both "full for p" (p + 1) and "free for
+        // To the device a cell's ready word once said both "full for p" (p + 1) and "free for
         // p + cells" (p + cells): with one cell the two are the same word, and the
         // Sender took its own unread message for a freed cell and overwrote it
         // (loom_model_down.rs). Two cells at least.
@@ -302,7 +305,7 @@ impl QueueShared {
             for ring in 0..rings {
                 for p in 0..u64::from(cells) {
                     shared.free_word(ring, p)?.store(p, Ordering::Relaxed);
-                    shared.ready(ring, p)?.store(0, Ordering::Relaxed);
+                    shared.stamp(ring, p)?.store(0, Ordering::Relaxed);
                 }
             }
         }
@@ -345,7 +348,8 @@ impl QueueShared {
         (pos & u64::from(self.cells - 1)) as usize
     }
 
-    fn ready(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
+    /// The stamp of position `pos`'s cell in ring `ring` ([`abi::cell`]).
+    fn stamp(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
         self.mem.atomic_u64(self.cell_off(ring, pos))
     }
 
@@ -355,14 +359,6 @@ impl QueueShared {
     fn free_word(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
         let word = ring as usize * self.cells as usize + self.index(pos);
         self.mem.atomic_u64(self.frees_off + word * 8)
-    }
-
-    /// The header's `len` and `count` (read after its `ready` was acquired).
-    fn len_count(&self, ring: u32, pos: u64) -> Result<(u32, u32), MemoryError> {
-        let off = self.cell_off(ring, pos);
-        let len = self.mem.atomic_u32(off + 8)?.load(Ordering::Relaxed);
-        let count = self.mem.atomic_u32(off + 12)?.load(Ordering::Relaxed);
-        Ok((len, count))
     }
 
     fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
@@ -379,13 +375,10 @@ impl QueueShared {
         self.mem.read_bytes(self.cell_off(ring, pos), out)
     }
 
+    /// Writes `msg`'s bytes into position `pos`'s cell (its stamp, which says how
+    /// long it is, is released after them).
     fn write_message(&self, ring: u32, pos: u64, msg: &[u8]) -> Result<(), MemoryError> {
-        let off = self.cell_off(ring, pos);
-        self.mem
-            .atomic_u32(off + 8)?
-            .store(msg.len() as u32, Ordering::Relaxed);
-        self.mem.atomic_u32(off + 12)?.store(1, Ordering::Relaxed);
-        self.mem.write_bytes(off + HEADER, msg)
+        self.mem.write_bytes(self.cell_off(ring, pos) + HEADER, msg)
     }
 
     fn control(&self, ring: u32) -> usize {
@@ -442,8 +435,12 @@ impl QueueShared {
         let mut pos = self.head_word(ring)?.load(Ordering::Acquire);
         let end = pos + u64::from(self.cells);
         let mut n = 0;
-        while pos < end && self.ready(ring, pos)?.load(Ordering::Acquire) == pos + 1 {
-            let (_, count) = self.len_count(ring, pos)?;
+        while pos < end {
+            let stamp = self.stamp(ring, pos)?.load(Ordering::Acquire);
+            let count = abi::cell::count(stamp);
+            if !abi::cell::holds(stamp, pos) {
+                break;
+            }
             if count == 0 || u64::from(count) > end - pos {
                 break;
             }

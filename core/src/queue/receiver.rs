@@ -8,7 +8,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::poller::{self, WaitFor};
-use super::QueueShared;
+use super::{QueueShared, HEADER};
+use crate::abi::cell;
 use crate::memory::MemoryError;
 
 /// Why [`Receiver`] gave no message.
@@ -363,12 +364,13 @@ pub(crate) fn ring_has_message(q: &QueueShared, r: u32) -> bool {
     let Ok(head) = q.head_word(r).map(|h| h.load(Ordering::Acquire)) else {
         return true;
     };
-    q.ready(r, head)
-        .map(|w| w.load(Ordering::Acquire) == head + 1)
+    q.stamp(r, head)
+        .map(|w| cell::holds(w.load(Ordering::Acquire), head))
         .unwrap_or(true)
 }
 
-/// A 64-bit word of a ring the host loads and stores atomically (`ready`, `head`):
+/// A 64-bit word of a ring the host loads and stores atomically (a cell's stamp,
+/// `head`):
 /// std's atomic over shared memory, loom's in the model (`loom_model.rs`).
 pub(crate) trait Word {
     fn load(&self, order: Ordering) -> u64;
@@ -402,14 +404,13 @@ pub(crate) trait Cells {
     /// Cells per ring.
     fn cells(&self) -> u32;
     fn max_message(&self) -> u32;
-    /// Position `pos`'s `CellHeader::ready` on ring `ring`.
-    fn ready(&self, ring: u32, pos: u64) -> Result<&Self::Word, MemoryError>;
-    /// Its header's `len` and `count`, read after its `ready` was acquired.
-    fn len_count(&self, ring: u32, pos: u64) -> Result<(u32, u32), MemoryError>;
+    /// Position `pos`'s `CellHeader::stamp` on ring `ring` ([`cell`]: which
+    /// position the cell holds, the message's length, the group's count).
+    fn stamp(&self, ring: u32, pos: u64) -> Result<&Self::Word, MemoryError>;
     /// The first `out.len()` bytes of its message.
     fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError>;
-    /// Bytes per cell: its header (`ready`, `len`, `count`: 16 bytes), then room for
-    /// the longest message.
+    /// Bytes per cell: its header (the stamp: 8 bytes), then room for the longest
+    /// message.
     fn cell_size(&self) -> usize;
     /// Copies `out.len() / cell_size()` whole cells from position `pos` on (the caller
     /// keeps them within one lap of the ring), headers included, as they are now.
@@ -426,11 +427,8 @@ impl Cells for QueueShared {
     fn max_message(&self) -> u32 {
         self.max_message
     }
-    fn ready(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        QueueShared::ready(self, ring, pos)
-    }
-    fn len_count(&self, ring: u32, pos: u64) -> Result<(u32, u32), MemoryError> {
-        QueueShared::len_count(self, ring, pos)
+    fn stamp(&self, ring: u32, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        QueueShared::stamp(self, ring, pos)
     }
     fn payload(&self, ring: u32, pos: u64, out: &mut [u8]) -> Result<(), MemoryError> {
         QueueShared::payload(self, ring, pos, out)
@@ -459,40 +457,45 @@ pub(crate) fn take<C: Cells + ?Sized>(
     let mem = |e: MemoryError| format!("reading the ring: {e}");
     let pos = *head;
     let cells = u64::from(q.cells());
-    let ready = q.ready(r, pos).map_err(mem)?;
+    let word = q.stamp(r, pos).map_err(mem)?;
     let first = *group_left == 0;
-    if first {
-        let v = ready.load(Ordering::Acquire);
-        if v != pos + 1 {
-            let previous_lap = if pos < cells { 0 } else { pos + 1 - cells };
-            if v == previous_lap {
+    let stamp = if first {
+        let v = word.load(Ordering::Acquire);
+        if !cell::holds(v, pos) {
+            // Not yet published: the cell still holds the previous lap's message,
+            // or was never written.
+            let previous_lap = pos.checked_sub(cells);
+            if previous_lap.map_or(v == 0, |p| cell::holds(v, p)) {
                 return Ok(false);
             }
             return Err(format!(
-                "the cell for message {pos} says {v} (expected {} when published, \
-                 {previous_lap} before)",
-                pos + 1
+                "the cell for message {pos} is stamped for message {} (mod 2^32; \
+                 expected {pos} once published, {} before)",
+                cell::position(v),
+                previous_lap.map_or("a cell never written".to_string(), |p| p.to_string())
             ));
         }
+        v
     } else {
         // A later cell of a published group: its sender stamped it before the
         // group's first cell was released. Allow a moment for the stamp to land.
         let until = Instant::now() + Duration::from_millis(10);
         loop {
-            let v = ready.load(Ordering::Acquire);
-            if v == pos + 1 {
-                break;
+            let v = word.load(Ordering::Acquire);
+            if cell::holds(v, pos) {
+                break v;
             }
             if Instant::now() > until {
                 return Err(format!(
-                    "message {pos} belongs to a published group but its cell says {v}"
+                    "message {pos} belongs to a published group but its cell is stamped \
+                     for message {} (mod 2^32)",
+                    cell::position(v)
                 ));
             }
             std::hint::spin_loop();
         }
-    }
-    // After the acquire of `ready`, as the sender wrote them before it.
-    let (len, count) = q.len_count(r, pos).map_err(mem)?;
+    };
+    let (len, count) = (cell::len(stamp), cell::count(stamp));
     if first {
         if count == 0 || u64::from(count) > cells {
             return Err(format!(
@@ -519,10 +522,10 @@ pub(crate) fn take<C: Cells + ?Sized>(
 /// (the slice is valid for the call); returns how many (0: none is published).
 ///
 /// The rest of a group after its first message comes in one copy of its cells
-/// (`scratch`): the group's first `ready` was acquired ([`take`]) and its sender wrote
+/// (`scratch`): the group's first stamp was acquired ([`take`]) and its sender wrote
 /// every cell of the group before releasing it, so the copy holds them. Each copied
-/// cell is still checked (its `ready`, its `len`) before its message is believed; a
-/// cell whose `ready` is not there yet ends the run, and the next call reads it alone
+/// cell is still checked (its stamp's position and length) before its message is
+/// believed; a cell whose stamp is not there yet ends the run, and the next call reads it alone
 /// ([`take`], which allows its stamp a moment to land). One copy instead of a header,
 /// a length and a payload read per message: a host thread read 64-byte messages at
 /// 22 M msg/s one at a time from cache-hot cells, and at about 9 M msg/s per thread
@@ -572,12 +575,13 @@ pub(crate) fn take_run<C: Cells + ?Sized>(
         b.copy_from_slice(&cell[at..at + 8]);
         u64::from_ne_bytes(b)
     };
-    for (i, cell) in scratch.chunks_exact(size).enumerate() {
+    for (i, bytes) in scratch.chunks_exact(size).enumerate() {
         let at = pos + i as u64;
-        if word(cell, 0) != at + 1 {
+        let stamp = word(bytes, 0);
+        if !cell::holds(stamp, at) {
             break; // not stamped yet in the copy: the next run reads it alone
         }
-        let len = u32::from_ne_bytes([cell[8], cell[9], cell[10], cell[11]]);
+        let len = cell::len(stamp);
         if len > q.max_message() && got > 0 {
             break; // hand out what came before it; the next run reports it
         }
@@ -587,7 +591,7 @@ pub(crate) fn take_run<C: Cells + ?Sized>(
                 q.max_message()
             ));
         }
-        sink(&cell[16..16 + len as usize]);
+        sink(&bytes[HEADER..HEADER + len as usize]);
         *head = at + 1;
         *group_left -= 1;
         got += 1;
@@ -595,13 +599,13 @@ pub(crate) fn take_run<C: Cells + ?Sized>(
     Ok(got)
 }
 
-/// Whether the cell at `pos` of ring `r` carries its stamp (`ready == pos + 1`),
-/// read relaxed: within a group whose first `ready` was acquired, that is enough.
+/// Whether the cell at `pos` of ring `r` carries its stamp, read relaxed: within a
+/// group whose first stamp was acquired, that is enough.
 fn stamped<C: Cells + ?Sized>(q: &C, r: u32, pos: u64) -> Result<bool, String> {
-    let ready = q
-        .ready(r, pos)
+    let word = q
+        .stamp(r, pos)
         .map_err(|e| format!("reading the ring: {e}"))?;
-    Ok(ready.load(Ordering::Relaxed) == pos + 1)
+    Ok(cell::holds(word.load(Ordering::Relaxed), pos))
 }
 
 /// Releases ring `r`'s `head` to the kernel: the cells before it are free again.
@@ -710,23 +714,18 @@ mod tests {
             .0
     }
 
-    /// Writes message `pos` (`len` bytes of `pos as u8`) as the `index`-th cell of a
-    /// group of `count`, stamped with `ready` (`pos + 1` when honest); the group's
-    /// first cell is stamped last, with release, as `gpuio_impl_queue_group_publish`
-    /// does.
+    /// Writes message `pos` (`len` bytes of `pos as u8`) as a cell of a group of
+    /// `count`, stamped for position `ready - 1` (`ready`: `pos + 1` when honest; 0
+    /// leaves the stamp of a cell never written); the group's first cell is stamped
+    /// last, with release, as `gpuio_impl_queue_group_publish` does.
     fn write_cell(q: &QueueShared, pos: u64, len: u32, count: u32, ready: u64) {
         let off = q.cell_off(0, pos);
-        q.mem
-            .atomic_u32(off + 8)
-            .unwrap()
-            .store(len, Ordering::Relaxed);
-        q.mem
-            .atomic_u32(off + 12)
-            .unwrap()
-            .store(count, Ordering::Relaxed);
         let bytes = vec![pos as u8; (len as usize).min(q.max_message as usize)];
-        q.mem.write_bytes(off + 16, &bytes).unwrap();
-        q.ready(0, pos).unwrap().store(ready, Ordering::Release);
+        q.mem.write_bytes(off + HEADER, &bytes).unwrap();
+        let stamp = ready
+            .checked_sub(1)
+            .map_or(0, |p| cell::stamp(p, len, count));
+        q.stamp(0, pos).unwrap().store(stamp, Ordering::Release);
     }
 
     /// A group of `count` honest messages from position `base` on, `len` bytes each.
@@ -777,7 +776,9 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 std::thread::sleep(Duration::from_millis(2));
-                q.ready(0, 2).unwrap().store(3, Ordering::Release);
+                q.stamp(0, 2)
+                    .unwrap()
+                    .store(cell::stamp(2, 5, 4), Ordering::Release);
             });
             // The run stops before position 2; the next look waits for its stamp.
             assert_eq!(
@@ -798,7 +799,9 @@ mod tests {
         assert!(q
             .violation()
             .is_some_and(|v| v.contains("message 2 belongs to a published group")));
-        q.ready(0, 2).unwrap().store(3, Ordering::Release);
+        q.stamp(0, 2)
+            .unwrap()
+            .store(cell::stamp(2, 5, 4), Ordering::Release);
         assert_eq!(drain(&mut rx).unwrap(), vec![]);
         assert_eq!(rx.received(), 2);
     }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::poller::{self, WaitFor};
 use super::receiver::{Backoff, Word};
 use super::QueueShared;
+use crate::abi::cell;
 use crate::memory::MemoryError;
 
 /// Why [`Sender`] did not send a message.
@@ -262,12 +263,13 @@ pub(crate) trait Outbox {
     fn cells(&self) -> u32;
     /// The queue's name, for reports.
     fn name(&self) -> &str;
-    /// Position `pos`'s `CellHeader::ready` (the host releases `pos + 1` into it).
-    fn ready(&self, pos: u64) -> Result<&Self::Word, MemoryError>;
+    /// Position `pos`'s `CellHeader::stamp` (the host releases
+    /// [`cell::stamp`]`(pos, len, 1)` into it).
+    fn stamp(&self, pos: u64) -> Result<&Self::Word, MemoryError>;
     /// Position `pos`'s free word (`Queue::frees`: `pos` once the cell is free for
     /// it; the device releases `pos + cells` when it takes `pos`).
     fn free_word(&self, pos: u64) -> Result<&Self::Word, MemoryError>;
-    /// Writes `msg` into position `pos`'s cell (`len`, `count` and the bytes).
+    /// Writes `msg`'s bytes into position `pos`'s cell (its stamp says how long).
     fn write_message(&self, pos: u64, msg: &[u8]) -> Result<(), MemoryError>;
     /// `QueueControl::head`: messages published.
     fn head_word(&self) -> Result<&Self::Word, MemoryError>;
@@ -305,8 +307,8 @@ impl Outbox for RingOut<'_> {
     fn name(&self) -> &str {
         &self.q.name
     }
-    fn ready(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
-        self.q.ready(self.ring, pos)
+    fn stamp(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
+        self.q.stamp(self.ring, pos)
     }
     fn free_word(&self, pos: u64) -> Result<&AtomicU64, MemoryError> {
         self.q.free_word(self.ring, pos)
@@ -341,10 +343,10 @@ pub(crate) fn send_next<Q: Outbox + ?Sized>(
     if t >= *free_upto {
         *free_upto = look_ahead(q, t)?;
     }
-    let ready = q
-        .ready(t)
+    let stamp = q
+        .stamp(t)
         .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?;
-    publish(q, t, ready, msg)
+    publish(q, t, stamp, msg)
 }
 
 /// Whether the cell for position `t` is free (its free word says `t`); if it is, the
@@ -388,12 +390,14 @@ fn look_ahead<Q: Outbox + ?Sized>(q: &Q, t: u64) -> Result<u64, SendError> {
 fn publish<Q: Outbox + ?Sized>(
     q: &Q,
     t: u64,
-    ready: &Q::Word,
+    stamp: &Q::Word,
     msg: &[u8],
 ) -> Result<(), SendError> {
     q.write_message(t, msg)
         .map_err(|e| SendError::Protocol(format!("writing the ring: {e}")))?;
-    ready.store(t + 1, Ordering::Release);
+    // The message's length rides in the stamp: `Sender`s refuse messages over the
+    // queue's `max_message`, which is at most 2^20.
+    stamp.store(cell::stamp(t, msg.len() as u32, 1), Ordering::Release);
     q.sent_word().store(t + 1, Ordering::Release);
     // The published count, which one reading kernel thread polls for all of
     // them (abi::QueueControl::head).

@@ -20,9 +20,9 @@
  *  - mailbox: the device owns a port when device_out == host_out;
  *  - host queues: a sending warp reserves consecutive cells of its ring only while
  *    the (cached) host head leaves room, fills them and publishes the group with one
- *    release of its first cell's `ready`; the host consumes groups in order and
+ *    release of its first cell's `stamp`; the host consumes groups in order and
  *    releases `head`. To the device: each ring has one host Sender, which fills
- *    cell p%cells when its free word says p and releases ready = p+1, then head; a
+ *    cell p%cells when its free word says p and releases its stamp, then head; a
  *    reader takes credits and positions of a ring (device-local), copies the
  *    message out and frees the cell with frees[p%cells] = p + cells.
  */
@@ -43,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 11u
+#define GPUIO_ABI_VERSION 12u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -215,11 +215,17 @@ typedef struct alignas(64) gpuio_queue_credits {
   gpuio_i64 available; /* published positions not yet handed to a reader */
   gpuio_u64 _pad[7];
 } gpuio_queue_credits;
+/* A cell's first 8 bytes: one word, its stamp (abi.rs, `cell`):
+ * (pos + 1) mod 2^32 | len << GPUIO_CELL_LEN_SHIFT | count << GPUIO_CELL_COUNT_SHIFT,
+ * released once the cell holds position pos's message of len bytes (count: to the
+ * host, the cells of the group it heads; 1 otherwise); 0 in a cell never written. */
 typedef struct gpuio_cell_header {
-  gpuio_u64 ready; /* pos + 1 when it holds position pos (to the device: frees in gpuio_queue.frees) */
-  gpuio_u32 len;   /* message bytes */
-  gpuio_u32 count; /* to the host, first cell of a group: cells in the group */
+  gpuio_u64 stamp;
 } gpuio_cell_header;
+#define GPUIO_CELL_TAG_MASK 0xffffffffull
+#define GPUIO_CELL_LEN_SHIFT 32u
+#define GPUIO_CELL_LEN_MASK 0x1fffffull
+#define GPUIO_CELL_COUNT_SHIFT 53u
 
 typedef struct alignas(64) gpuio_stats {
   gpuio_u64 submitted, completed, failed, timed_out;
@@ -260,7 +266,7 @@ static_assert(sizeof(gpuio_channel) == 384, "gpuio_channel");
 static_assert(sizeof(gpuio_queue) == 64, "gpuio_queue");
 static_assert(sizeof(gpuio_queue_control) == 64, "gpuio_queue_control");
 static_assert(sizeof(gpuio_queue_ring) == 128, "gpuio_queue_ring");
-static_assert(sizeof(gpuio_cell_header) == 16, "gpuio_cell_header");
+static_assert(sizeof(gpuio_cell_header) == 8, "gpuio_cell_header");
 
 /* io_uring's own structs, as the kernel defines them (include/uapi/linux/io_uring.h). */
 typedef struct gpuio_sqe {

@@ -108,7 +108,7 @@ GPUIO_FN gpuio_i64 gpuio_fprintf(const gpuio_channel *ch, gpuio_u32 ep, const ch
       gpuio_snprintf(cell, n + 1u, fmt, args...);
       gpuio_impl_cut_line(cell, full, n, fmt);
     }
-    gpuio_impl_queue_group_publish(ch, q, ring, base, g);
+    gpuio_impl_queue_group_publish(ch, q, ring, base, g, (gpuio_u32)n);
     return full > n ? -GPUIO_EMSGSIZE : (gpuio_i64)n;
   }
 }

@@ -8,7 +8,7 @@
  *                 the ring's device-local tail, only while the host's head (cached
  *                 on the device, re-read across PCIe only when the ring looks full)
  *                 leaves room; every lane fills its cell; one release store of the
- *                 first cell's `ready` publishes the group. A full ring is waited on
+ *                 first cell's stamp publishes the group. A full ring is waited on
  *                 (bounded) and never overwritten.
  *   to the device one reader at a time polls the host's published count for all
  *                 and adds what is new to the ring's device-local credits; a reading
@@ -64,6 +64,17 @@ GPUIO_FN const gpuio_queue *gpuio_impl_queue(const gpuio_channel *ch, gpuio_u32 
 GPUIO_FN gpuio_cell_header *gpuio_impl_cell(const gpuio_queue *q, gpuio_u32 ring, gpuio_u64 pos) {
   const gpuio_u64 ring_bytes = (gpuio_u64)q->cells * q->cell_size;
   return gpuio_ptr<gpuio_cell_header>(q->cells_addr + ring * ring_bytes + (pos & (q->cells - 1u)) * q->cell_size);
+}
+
+/* A cell's stamp (gpuio/abi.h, gpuio_cell_header): it holds position `pos`'s
+ * message of `len` bytes, the first of `count`. */
+GPUIO_FN gpuio_u64 gpuio_impl_cell_tag(gpuio_u64 pos) { return (pos + 1u) & GPUIO_CELL_TAG_MASK; }
+GPUIO_FN gpuio_u64 gpuio_impl_cell_stamp(gpuio_u64 pos, gpuio_u32 len, gpuio_u32 count) {
+  return gpuio_impl_cell_tag(pos) | ((gpuio_u64)len & GPUIO_CELL_LEN_MASK) << GPUIO_CELL_LEN_SHIFT |
+         (gpuio_u64)count << GPUIO_CELL_COUNT_SHIFT;
+}
+GPUIO_FN gpuio_u32 gpuio_impl_cell_len(gpuio_u64 stamp) {
+  return (gpuio_u32)((stamp >> GPUIO_CELL_LEN_SHIFT) & GPUIO_CELL_LEN_MASK);
 }
 
 /* How often, at most, the senders on a ring with room read the host's head and
@@ -170,11 +181,11 @@ GPUIO_FN gpuio_u64 gpuio_impl_word(const char *src, gpuio_u64 w, gpuio_u64 len) 
 #define GPUIO_QUEUE_FILL_BATCH 8u
 
 /* The lanes of `g` write the group's consecutive cells from `base` on, each cell
- * whole: its header (`ready` for every cell but the first, which
- * gpuio_impl_queue_group_publish releases last; `len` = `header_len`; `count`) and
- * the first `len` bytes of its lane's message at `msg`.
+ * whole: its stamp (gpuio_impl_cell_stamp with `header_len` and the group's count,
+ * for every cell but the first, whose stamp gpuio_impl_queue_group_publish releases
+ * last) and the first `len` bytes of its lane's message at `msg`.
  *
- * The words to write, cell after cell (each cell's 2 header words and its message's,
+ * The words to write, cell after cell (each cell's header word and its message's,
  * none of a cell's unused tail), are numbered y = 0, 1, … across the group, and
  * store k writes words k × count … k × count + count - 1, lane `rank` word k × count
  * + rank: every store instruction writes `count` consecutive words of the group (for
@@ -207,8 +218,8 @@ GPUIO_ENGINE void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ri
     const gpuio_u64 lens = gpuio_warp_broadcast_64(g, (gpuio_u64)header_len << 32 | len, owner);
     const gpuio_u32 n = (gpuio_u32)lens, hn = (gpuio_u32)(lens >> 32);
     gpuio_u64 *dst = (gpuio_u64 *)gpuio_impl_cell(q, ring, base + j);
-    /* Words of the cell: [0] ready, [1] len | count << 32, then the message's. */
-    const gpuio_u32 end = first + 2u + (n + 7u) / 8u;
+    /* Words of the cell: [0] its stamp, then the message's. */
+    const gpuio_u32 end = first + 1u + (n + 7u) / 8u;
     for (gpuio_u32 y = first; y < end;) {
       const gpuio_u32 stop = store_end < end ? store_end : end;
       /* This lane's word of the store: y_me; the cell's words y … stop are here. */
@@ -216,14 +227,14 @@ GPUIO_ENGINE void gpuio_impl_queue_fill_group(const gpuio_queue *q, gpuio_u32 ri
       if (y_me >= y && y_me < stop) {
         const gpuio_u32 w = y_me - first;
         if (!(j == 0 && w == 0)) at = dst + w;
-        mine = w == 0 ? base + j + 1u : w == 1 ? ((gpuio_u64)hn | (gpuio_u64)count << 32) : 0u;
+        mine = w == 0 ? gpuio_impl_cell_stamp(base + j, hn, count) : 0u;
       }
-      const gpuio_u32 from = y > first + 2u ? y : first + 2u; /* the message's words */
+      const gpuio_u32 from = y > first + 1u ? y : first + 1u; /* the message's words */
       for (gpuio_u32 k0 = from; k0 < stop; k0 += GPUIO_QUEUE_FILL_BATCH) {
         gpuio_u64 v[GPUIO_QUEUE_FILL_BATCH];
 GPUIO_UNROLL
         for (gpuio_u32 u = 0; u < GPUIO_QUEUE_FILL_BATCH; ++u)
-          v[u] = rank == j && k0 + u < stop ? gpuio_impl_word(msg, k0 + u - first - 2u, len) : 0u;
+          v[u] = rank == j && k0 + u < stop ? gpuio_impl_word(msg, k0 + u - first - 1u, len) : 0u;
 GPUIO_UNROLL
         for (gpuio_u32 u = 0; u < GPUIO_QUEUE_FILL_BATCH; ++u) {
           if (k0 + u >= stop) break; /* the same for every lane */
@@ -270,13 +281,15 @@ GPUIO_FN void gpuio_impl_queue_tick(const gpuio_channel *ch, const gpuio_queue *
 }
 
 /* The group's cells are written (gpuio_impl_queue_fill_group): once the warp
- * synchronised, the first lane's release of the first cell's `ready` publishes the
- * group (the host re-checks each later cell's own `ready`), then ticks the ring. */
+ * synchronised, the first lane's release of the first cell's stamp (its own
+ * `header_len`, as it gave the fill) publishes the group (the host re-checks each
+ * later cell's own stamp), then ticks the ring. */
 GPUIO_FN void gpuio_impl_queue_group_publish(const gpuio_channel *ch, const gpuio_queue *q, gpuio_u32 ring,
-                                             gpuio_u64 base, gpuio_u64 g) {
+                                             gpuio_u64 base, gpuio_u64 g, gpuio_u32 header_len) {
   gpuio_warp_sync(g);
   if (gpuio_warp_rank(g) == 0) {
-    gpuio_st_release_64(&gpuio_impl_cell(q, ring, base)->ready, base + 1u);
+    gpuio_st_release_64(&gpuio_impl_cell(q, ring, base)->stamp,
+                        gpuio_impl_cell_stamp(base, header_len, gpuio_warp_count(g)));
     gpuio_impl_queue_tick(ch, q, ring);
   }
 }
@@ -289,7 +302,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_send_group(const gpuio_channel *ch, const gp
   const int e = gpuio_impl_queue_group_reserve(ch, q, g, wait, &ring, &base);
   if (e) return e;
   gpuio_impl_queue_fill_group(q, ring, base, g, msg, len, len);
-  gpuio_impl_queue_group_publish(ch, q, ring, base, g);
+  gpuio_impl_queue_group_publish(ch, q, ring, base, g, len);
   return (gpuio_i64)len;
 }
 
@@ -373,7 +386,7 @@ GPUIO_FN gpuio_u64 gpuio_impl_queue_take_credits(const gpuio_queue *q, gpuio_u32
 
 /* Reads the host's words of ring `ring` of a queue to the device for every reader:
  * the published count `head` (acquire: the host releases it after each message's
- * `ready`), `closed` and the channel's `closing`, into the ring's device-local state,
+ * stamp), `closed` and the channel's `closing`, into the ring's device-local state,
  * and adds what was newly published to the ring's credits. One reader at a time:
  * the rest wait on that state instead of each crossing PCIe (with 100,000 readers
  * polling one host word, the device spends its time on PCIe reads, measured on an
@@ -476,9 +489,10 @@ GPUIO_FN int gpuio_impl_queue_look(const gpuio_channel *ch, const gpuio_queue *q
   gpuio_queue_ring *rs = gpuio_impl_queue_ring(q, ring);
   const gpuio_u64 h = gpuio_ld_relaxed_64(&rs->tail);
   if (h >= gpuio_ld_acquire_64(&rs->cached_head)) return GPUIO_QUEUE_LOOK_EMPTY;
-  /* Published; its cell's `ready` is the host's release of the bytes. */
+  /* Published; its cell's stamp is the host's release of the bytes and length. */
   gpuio_cell_header *c = gpuio_impl_cell(q, ring, h);
-  if (gpuio_ld_acquire_64(&c->ready) != h + 1u) {
+  const gpuio_u64 stamp = gpuio_ld_acquire_64(&c->stamp);
+  if ((stamp & GPUIO_CELL_TAG_MASK) != gpuio_impl_cell_tag(h)) {
     if (gpuio_ld_relaxed_64(&rs->tail) == h) gpuio_pause(); /* else taken meanwhile */
     return GPUIO_QUEUE_LOOK_AGAIN;
   }
@@ -490,7 +504,7 @@ GPUIO_FN int gpuio_impl_queue_look(const gpuio_channel *ch, const gpuio_queue *q
    * its claim and a round trip across PCIe (the free, then the host's write), so a
    * length read before the tail still said h is h's. After a successful claim
    * below it is h's for certain. */
-  const gpuio_u32 len = gpuio_ld_acquire_32(&c->len);
+  const gpuio_u32 len = gpuio_impl_cell_len(stamp);
   if (gpuio_ld_relaxed_64(&rs->tail) != h) return GPUIO_QUEUE_LOOK_AGAIN; /* taken meanwhile */
   if (len > q->max_message) {
     *r = -GPUIO_EPROTO;
@@ -589,7 +603,7 @@ GPUIO_UNROLL
 
 /* Copies the message at position `pos` of ring `ring` of a queue to the device out of
  * its cell into `buf` (room for max_message bytes): its length, or -EPROTO when the
- * cell is not the published message it must be (a `ready` other than pos + 1, or a
+ * cell is not the published message it must be (a stamp for another position, or a
  * length over max_message; nothing is copied). The caller took `pos` below a
  * `cached_head` it acquired, which came after the poller's acquire of the host's
  * `head`, released after the cell was written: the cell's words are the host's. The
@@ -602,15 +616,15 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_take(const gpuio_queue *q, gpuio_u32 ring, g
   const gpuio_u64 *cell = (const gpuio_u64 *)gpuio_impl_cell(q, ring, pos);
   const gpuio_u64 words = ((gpuio_u64)q->max_message + 7u) / 8u;
   gpuio_u64 v[GPUIO_QUEUE_TAKE_BATCH];
-  const gpuio_u64 ready = cell[0], len_count = cell[1];
+  const gpuio_u64 stamp = cell[0];
 GPUIO_UNROLL
-  for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) v[u] = u < words ? cell[2u + u] : 0u;
-  const gpuio_u64 len = len_count & 0xffffffffu; /* `len`, then `count` */
-  if (ready != pos + 1u || len > q->max_message) return -GPUIO_EPROTO;
+  for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) v[u] = u < words ? cell[1u + u] : 0u;
+  const gpuio_u64 len = gpuio_impl_cell_len(stamp);
+  if ((stamp & GPUIO_CELL_TAG_MASK) != gpuio_impl_cell_tag(pos) || len > q->max_message) return -GPUIO_EPROTO;
   gpuio_impl_queue_store_batch(buf, v, 0, len);
   for (gpuio_u64 w0 = GPUIO_QUEUE_TAKE_BATCH; w0 * 8u < len; w0 += GPUIO_QUEUE_TAKE_BATCH) {
 GPUIO_UNROLL
-    for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) v[u] = (w0 + u) * 8u < len ? cell[2u + w0 + u] : 0u;
+    for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) v[u] = (w0 + u) * 8u < len ? cell[1u + w0 + u] : 0u;
     gpuio_impl_queue_store_batch(buf, v, w0, len);
   }
   return (gpuio_i64)len;
@@ -789,9 +803,7 @@ GPUIO_FN gpuio_i64 gpuio_send_warp(const gpuio_channel *ch, gpuio_u32 ep, const 
   gpuio_impl_copy_warp((char *)(h + 1), (const char *)msg, len, rank, count);
   gpuio_warp_sync(mask);
   if (rank == 0) {
-    h->len = (gpuio_u32)len;
-    h->count = 1u;
-    gpuio_st_release_64(&h->ready, base + 1u);
+    gpuio_st_release_64(&h->stamp, gpuio_impl_cell_stamp(base, (gpuio_u32)len, 1u));
     gpuio_impl_queue_tick(ch, q, ring);
   }
   return (gpuio_i64)len;
