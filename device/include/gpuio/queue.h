@@ -190,7 +190,7 @@ GPUIO_FN gpuio_u64 gpuio_impl_word(const char *src, gpuio_u64 w, gpuio_u64 len) 
  * store k writes words k × count … k × count + count - 1, lane `rank` word k × count
  * + rank: every store instruction writes `count` consecutive words of the group (for
  * full cells, 256 contiguous bytes from a warp), not one cell's words. On an H100,
- * 64 B messages (80 B cells) from every thread into pinned memory: a store per cell
+ * 64 B messages (then 80 B cells) from every thread into pinned memory: a store per cell
  * moved 34 GB/s of cells, these whole runs 50-52 GB/s, against cudaMemcpy's 55 GB/s
  * for the same bytes (docs/validation/h100-2026-11-26-late, sendprobe.cu).
  *
