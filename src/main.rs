@@ -79,7 +79,8 @@ enum Command {
         block: u32,
         /// An endpoint, NAME=PATH[:r|w|rw] (r: must exist; w: created, truncated; rw,
         /// the default: created if missing, never truncated, so give an output file
-        /// :w). Repeat for more: the kernel names them 0, 1, … in this order.
+        /// :w). A FIFO given :r or :w waits for its writer or reader, up to
+        /// --timeout. Repeat for more: the kernel names them 0, 1, … in this order.
         #[arg(long = "file", value_name = "NAME=PATH[:r|w|rw]")]
         files: Vec<gpuio::run::FileArg>,
         /// A queue to the host the kernel sends on with gpuio_send (messages of up to

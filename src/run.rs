@@ -182,7 +182,7 @@ pub fn pick_kernel(source: &str, asked: Option<&str>, file: &Path) -> Result<Str
     }
 }
 
-fn open_endpoint_file(path: &Path, access: Access) -> Result<File, String> {
+fn open_plain(path: &Path, access: Access) -> Result<File, String> {
     let mut o = OpenOptions::new();
     match (access.read, access.write) {
         (true, false) => o.read(true),
@@ -191,6 +191,76 @@ fn open_endpoint_file(path: &Path, access: Access) -> Result<File, String> {
     };
     o.open(path)
         .map_err(|e| format!("opening {}: {e}", path.display()))
+}
+
+/// Opens `path` for a `--file` endpoint. A FIFO opened for reading alone or for
+/// writing alone waits in open(2) for its other end (a writer, a reader), as it does
+/// for any program; gpuio lets it wait at most `wait` (the run's `--timeout`), says
+/// on stderr after a second what it waits for, and at the deadline opens the other
+/// end itself for an instant, which ends the wait, and reports the timeout. (`:rw`
+/// opens a FIFO at once.)
+fn open_endpoint_file(path: &Path, access: Access, wait: Duration) -> Result<File, String> {
+    use std::os::unix::fs::FileTypeExt;
+    use std::sync::mpsc::{self, RecvTimeoutError};
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    if !fifo || (access.read && access.write) {
+        return open_plain(path, access);
+    }
+    let (tx, rx) = mpsc::channel();
+    let (at, how) = (path.to_path_buf(), access);
+    std::thread::spawn(move || {
+        let _ = tx.send(open_plain(&at, how));
+    });
+    let other = if access.write { "reader" } else { "writer" };
+    let deadline = Instant::now() + wait;
+    let mut said = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let step = if said {
+            left
+        } else {
+            left.min(Duration::from_secs(1))
+        };
+        match rx.recv_timeout(step) {
+            Ok(opened) => return opened,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(format!(
+                    "opening {}: the opening thread quit",
+                    path.display()
+                ))
+            }
+            Err(RecvTimeoutError::Timeout) if Instant::now() >= deadline => break,
+            Err(RecvTimeoutError::Timeout) => {
+                eprintln!(
+                    "gpuio run: {} is a FIFO: waiting for a {other} to open it (at most {:.1} s \
+                     in all, --timeout)",
+                    path.display(),
+                    wait.as_secs_f64()
+                );
+                said = true;
+            }
+        }
+    }
+    // The other end, for an instant and never blocking: a FIFO's read end always
+    // opens so, and its write end too while a reader (ours, in open) waits.
+    use rustix::fs::{Mode, OFlags};
+    let end = if access.write {
+        OFlags::RDONLY
+    } else {
+        OFlags::WRONLY
+    };
+    let flags = end | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    if let Ok(ours) = rustix::fs::open(path, flags, Mode::empty()) {
+        // The waiting open returns now; what it opened is dropped with ours.
+        let _ = rx.recv_timeout(Duration::from_secs(1));
+        drop(ours);
+    }
+    Err(format!(
+        "opening {}: it is a FIFO and no {other} opened it within {:.1} s (--timeout); \
+         start the {other} first, or give a longer --timeout",
+        path.display(),
+        wait.as_secs_f64()
+    ))
 }
 
 /// Where the kernel's standard output goes.
@@ -223,7 +293,7 @@ fn run_once(
     }
     let mut open_files = Vec::new();
     for (f, path) in spec.files.iter().zip(paths) {
-        let file = open_endpoint_file(path, f.access)?;
+        let file = open_endpoint_file(path, f.access, spec.timeout)?;
         cfg.endpoint(
             Endpoint::file(&f.name, &file, f.access)
                 .map_err(|e| format!("registering {}: {e}", f.name))?,
@@ -652,6 +722,72 @@ pub fn compare_ok(rows: &[CompareRow]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A FIFO in `dir`, with nobody at either end.
+    fn make_fifo(dir: &Path) -> PathBuf {
+        let path = dir.join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+        path
+    }
+
+    #[test]
+    fn a_fifo_for_one_direction_with_nobody_at_the_other_end_times_out_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = make_fifo(dir.path());
+        for (access, other) in [(Access::WRITE, "no reader"), (Access::READ, "no writer")] {
+            let start = Instant::now();
+            let err = open_endpoint_file(&fifo, access, Duration::from_millis(200)).unwrap_err();
+            let took = start.elapsed();
+            assert!(err.contains(other) && err.contains("FIFO"), "{err}");
+            assert!(
+                took >= Duration::from_millis(200) && took < Duration::from_secs(10),
+                "{took:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fifo_for_writing_opens_once_its_reader_comes_and_carries_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = make_fifo(dir.path());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                std::fs::read(&fifo).unwrap()
+            })
+        };
+        let mut out = open_endpoint_file(&fifo, Access::WRITE, Duration::from_secs(30)).unwrap();
+        out.write_all(b"hello").unwrap();
+        drop(out);
+        assert_eq!(reader.join().unwrap(), b"hello");
+    }
+
+    #[test]
+    fn a_fifo_for_reading_opens_once_its_writer_comes() {
+        use std::io::Read as _;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = make_fifo(dir.path());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                std::fs::write(&fifo, b"bytes").unwrap()
+            })
+        };
+        let mut input = open_endpoint_file(&fifo, Access::READ, Duration::from_secs(30)).unwrap();
+        let mut got = Vec::new();
+        input.read_to_end(&mut got).unwrap();
+        writer.join().unwrap();
+        assert_eq!(got, b"bytes");
+    }
 
     #[test]
     fn file_arguments_take_a_name_a_path_and_an_access_defaulting_to_read_write() {
