@@ -60,7 +60,8 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// funnels, and its readers free cells in [`Queue::frees`], not in the cells;
 /// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
 /// credits and free words side by side; the device reads `closing` from its own
-/// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own).
+/// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own; 12: a
+/// cell's header is one 8-byte stamp, [`CellHeader`]).
 pub const ABI_VERSION: u32 = 12;
 
 /// How requests travel. `Channel::transport`.

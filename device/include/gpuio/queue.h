@@ -73,6 +73,9 @@ GPUIO_FN gpuio_u64 gpuio_impl_cell_stamp(gpuio_u64 pos, gpuio_u32 len, gpuio_u32
   return gpuio_impl_cell_tag(pos) | ((gpuio_u64)len & GPUIO_CELL_LEN_MASK) << GPUIO_CELL_LEN_SHIFT |
          (gpuio_u64)count << GPUIO_CELL_COUNT_SHIFT;
 }
+GPUIO_FN bool gpuio_impl_cell_holds(gpuio_u64 stamp, gpuio_u64 pos) {
+  return (stamp & GPUIO_CELL_TAG_MASK) == gpuio_impl_cell_tag(pos);
+}
 GPUIO_FN gpuio_u32 gpuio_impl_cell_len(gpuio_u64 stamp) {
   return (gpuio_u32)((stamp >> GPUIO_CELL_LEN_SHIFT) & GPUIO_CELL_LEN_MASK);
 }
@@ -492,7 +495,7 @@ GPUIO_FN int gpuio_impl_queue_look(const gpuio_channel *ch, const gpuio_queue *q
   /* Published; its cell's stamp is the host's release of the bytes and length. */
   gpuio_cell_header *c = gpuio_impl_cell(q, ring, h);
   const gpuio_u64 stamp = gpuio_ld_acquire_64(&c->stamp);
-  if ((stamp & GPUIO_CELL_TAG_MASK) != gpuio_impl_cell_tag(h)) {
+  if (!gpuio_impl_cell_holds(stamp, h)) {
     if (gpuio_ld_relaxed_64(&rs->tail) == h) gpuio_pause(); /* else taken meanwhile */
     return GPUIO_QUEUE_LOOK_AGAIN;
   }
@@ -620,7 +623,7 @@ GPUIO_FN gpuio_i64 gpuio_impl_queue_take(const gpuio_queue *q, gpuio_u32 ring, g
 GPUIO_UNROLL
   for (gpuio_u32 u = 0; u < GPUIO_QUEUE_TAKE_BATCH; ++u) v[u] = u < words ? cell[1u + u] : 0u;
   const gpuio_u64 len = gpuio_impl_cell_len(stamp);
-  if ((stamp & GPUIO_CELL_TAG_MASK) != gpuio_impl_cell_tag(pos) || len > q->max_message) return -GPUIO_EPROTO;
+  if (!gpuio_impl_cell_holds(stamp, pos) || len > q->max_message) return -GPUIO_EPROTO;
   gpuio_impl_queue_store_batch(buf, v, 0, len);
   for (gpuio_u64 w0 = GPUIO_QUEUE_TAKE_BATCH; w0 * 8u < len; w0 += GPUIO_QUEUE_TAKE_BATCH) {
 GPUIO_UNROLL
