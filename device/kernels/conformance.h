@@ -211,10 +211,15 @@ GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
   gpuio_u32 *ns = (gpuio_u32 *)p[3];
   char buf[64];
   for (int i = 0; i < 64; i++) buf[i] = (char)('a' + i % 26);
-  const gpuio_i64 want = p[1] ? 64 : 0;
-  for (gpuio_u64 i = 0; i < p[0]; i++) {
+  /* The parameters are read once, before the clock starts: read inside the loop, each
+   * was a load from L2 in every timed call (a call's acquire empties L1). */
+  const gpuio_u64 calls = p[0];
+  const bool pwrite = p[1] != 0;
+  const gpuio_u32 ep = (gpuio_u32)p[2];
+  const gpuio_i64 want = pwrite ? 64 : 0;
+  for (gpuio_u64 i = 0; i < calls; i++) {
     const gpuio_u64 t0 = gpuio_now_ns();
-    const gpuio_i64 r = p[1] ? gpuio_pwrite(ch, (gpuio_u32)p[2], buf, 64, 0) : gpuio_nop(ch);
+    const gpuio_i64 r = pwrite ? gpuio_pwrite(ch, ep, buf, 64, 0) : gpuio_nop(ch);
     const gpuio_u64 d = gpuio_now_ns() - t0;
     gpuio_st_relaxed_32(&ns[i], d > 0xffffffffull ? 0xffffffffu : (gpuio_u32)d);
     if (r != want) gpuio_conf_fail(&p[4], &p[5], r);

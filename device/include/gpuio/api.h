@@ -88,6 +88,11 @@ GPUIO_FN void gpuio_impl_backoff_pause(gpuio_impl_backoff *b, gpuio_u32 cap_ns) 
   gpuio_sleep_ns(gpuio_impl_backoff_next(b, cap_ns));
 }
 
+/* Whether `mask` names one lane: a call made by a lane alone, which can skip every
+ * warp-wide exchange (each needs convergence checks when the mask is not known at
+ * compile time). */
+GPUIO_FN bool gpuio_impl_warp_alone(gpuio_u64 mask) { return (mask & (mask - 1u)) == 0u; }
+
 /* A wait the lanes of a warp do together: each lane that still waits names how long
  * it may sleep (done lanes: GPUIO_WARP_DONE); the warp sleeps the least of them, so
  * it stays converged and polls with one instruction for all its lanes instead of
@@ -95,9 +100,21 @@ GPUIO_FN void gpuio_impl_backoff_pause(gpuio_impl_backoff *b, gpuio_u32 cap_ns) 
  * lanes of `mask` must call it the same number of times. */
 #define GPUIO_WARP_DONE 0xffffffffu
 GPUIO_FN bool gpuio_impl_warp_pause(gpuio_u64 mask, gpuio_u32 ns) {
-  const gpuio_u32 least = gpuio_warp_min_32(mask, ns);
+  /* A lane alone in its call (a kernel's thread 0, say) needs no reduction: the
+   * warp-wide minimum over a mask not known at compile time comes with convergence
+   * checks and a wait for the uniform datapath, at every poll. (H100, ncu of one
+   * thread's NOPs, 2026-11-28: with the nanosleep below, ~0.3 us of a NOP's 5.2;
+   * without both, forward's NOP p50 5.06-5.09 us against 5.18-5.41 interleaved.) */
+  const gpuio_u32 least = gpuio_impl_warp_alone(mask) ? ns : gpuio_warp_min_32(mask, ns);
   if (least == GPUIO_WARP_DONE) return false;
-  gpuio_sleep_ns(least);
+#if defined(GPUIO_TARGET_HOST)
+  gpuio_sleep_ns(least); /* emulated threads give the core away between polls, eager ones too */
+#else
+  /* No pause asked (a wait's eager polls): no sleep instruction either. A
+   * nanosleep of 0 still put the warp to sleep, ~0.15 us of every NOP (ncu, as
+   * above). */
+  if (least != 0u) gpuio_sleep_ns(least);
+#endif
   return true;
 }
 
@@ -482,7 +499,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
   if (rank == 0) first = gpuio_fetch_add_64(gpuio_impl_ring_positions(tt, ring), gpuio_warp_count(mask));
   gpuio_impl_taker k = {};
   k.ring = ring;
-  k.pos = gpuio_warp_broadcast_64(mask, first, leader) + rank;
+  k.pos = gpuio_impl_warp_alone(mask) ? first : gpuio_warp_broadcast_64(mask, first, leader) + rank;
   int e = 1;
   for (;;) {
     gpuio_u32 ns = GPUIO_WARP_DONE;
