@@ -580,6 +580,18 @@ pub fn compare(
     spec: &RunSpec,
     scratch: &Path,
 ) -> Result<Vec<CompareRow>, String> {
+    // A FIFO or a socket carries a stream: the first pair would consume its bytes (or
+    // send its own on), so no later pair could be given the same input or compared
+    // byte for byte - and reading one to keep a copy would wait for its writer.
+    for f in &spec.files {
+        if let Some(kind) = stream_kind(&f.path) {
+            return Err(format!(
+                "--compare runs the kernel once on every pair and compares the files each                  wrote, but --file {}={} is a {kind}: the first pair would consume its stream                  and no other could be given or compared the same bytes; run one pair at a                  time with --backend BACKEND/TRANSPORT, or name a regular file",
+                f.name,
+                f.path.display()
+            ));
+        }
+    }
     let (source, kernel) = read_source(spec)?;
     // Read-write files start from the same contents on every pair.
     let originals: Vec<Option<Vec<u8>>> = spec
@@ -674,6 +686,20 @@ pub fn compare(
         });
     }
     Ok(rows)
+}
+
+/// "FIFO" or "socket" when `path` is one (a stream, which `--compare` cannot hand
+/// to every pair alike), else `None` (a regular file, a device, or nothing yet).
+fn stream_kind(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::metadata(path).ok()?.file_type();
+    if t.is_fifo() {
+        Some("FIFO")
+    } else if t.is_socket() {
+        Some("socket")
+    } else {
+        None
+    }
 }
 
 /// The table `--compare` prints.
@@ -787,6 +813,38 @@ mod tests {
         input.read_to_end(&mut got).unwrap();
         writer.join().unwrap();
         assert_eq!(got, b"bytes");
+    }
+
+    #[test]
+    fn compare_refuses_a_fifo_at_once_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = make_fifo(dir.path());
+        for access in ["r", "w", "rw"] {
+            let spec = RunSpec {
+                source: dir.path().join("kernel.cu"),
+                kernel: None,
+                grid: 1,
+                block: 1,
+                files: vec![format!("pipe={}:{access}", fifo.display()).parse().unwrap()],
+                queues: Vec::new(),
+                args: Vec::new(),
+                timeout: Duration::from_secs(5),
+                slots: None,
+                slot_size: None,
+                call_timeout: None,
+                printf_log: None,
+            };
+            let start = Instant::now();
+            let err = compare(&[], &spec, dir.path()).unwrap_err();
+            assert!(
+                err.contains("pipe=") && err.contains("is a FIFO") && err.contains("--backend"),
+                "{err}"
+            );
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "it waited for the FIFO"
+            );
+        }
     }
 
     #[test]
