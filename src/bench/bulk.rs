@@ -18,7 +18,9 @@
 //!   `direct` bulk channel's staging, taken in turn, as `direct`'s requests copy
 //!   into slots all over its staging (a thread on a 2-core test machine `pread`
 //!   1 MiB chunks of a cached file at 8.7 GB/s into 8 MiB of buffers, 6.6 GB/s into
-//!   512 MiB);
+//!   512 MiB); and both again with each 1 MiB SQE marked `IOSQE_ASYNC`, as
+//!   `direct` marks its transfers of 64 KiB and more (`GPUIO_DIRECT_ASYNC_BYTES`):
+//!   the same SQEs, so that "GPU-driven against CPU-driven" compares like with like;
 //!
 //!   every reference run writes into fresh files of its own, sized beforehand, and
 //!   reads back what it wrote, as a transport's passes do;
@@ -133,6 +135,10 @@ pub struct HostRefs {
     pub uring: Rates,
     /// The same io_uring work over [`HostRefs::staging_mib`] MiB of buffers.
     pub staging_uring: Rates,
+    /// [`HostRefs::uring`] and [`HostRefs::staging_uring`] with each 1 MiB SQE
+    /// marked `IOSQE_ASYNC`, as `direct` marks its large transfers.
+    pub uring_async: Rates,
+    pub staging_uring_async: Rates,
     pub staging_mib: u64,
 }
 
@@ -238,6 +244,16 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
             (
                 uring("reads", &format!(" into {mib} MiB")),
                 h.staging_uring.read,
+            ),
+            (uring("writes", ", IOSQE_ASYNC"), h.uring_async.write),
+            (uring("reads", ", IOSQE_ASYNC"), h.uring_async.read),
+            (
+                uring("writes", &format!(" from {mib} MiB, IOSQE_ASYNC")),
+                h.staging_uring_async.write,
+            ),
+            (
+                uring("reads", &format!(" into {mib} MiB, IOSQE_ASYNC")),
+                h.staging_uring_async.read,
             ),
         ] {
             out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
@@ -355,6 +371,7 @@ fn host_uring(
     ranges: &[(usize, u64)],
     write: bool,
     buffers: usize,
+    marked_async: bool,
 ) -> Result<f64, String> {
     use io_uring::{opcode, types};
     let mut ring =
@@ -379,6 +396,11 @@ fn host_uring(
                     .build()
             } else {
                 opcode::Read::new(fd, buf, CHUNK as u32).offset(off).build()
+            };
+            let entry = if marked_async {
+                entry.flags(io_uring::squeue::Flags::ASYNC)
+            } else {
+                entry
             };
             // SAFETY: buffer `b` is not in flight (it was free) and outlives the
             // request: it is freed only after every request submitted has completed
@@ -452,11 +474,11 @@ fn host_refs(
         remove(&paths);
         measured
     };
-    let uring_run = |name: &str, buffers: usize| {
+    let uring_run = |name: &str, buffers: usize, marked_async: bool| {
         fresh(name, &|files| {
             Ok(Rates {
-                write: host_uring(files, &ranges, true, buffers)?,
-                read: host_uring(files, &ranges, false, buffers)?,
+                write: host_uring(files, &ranges, true, buffers, marked_async)?,
+                read: host_uring(files, &ranges, false, buffers, marked_async)?,
             })
         })
     };
@@ -464,14 +486,18 @@ fn host_refs(
         host_thread(files, &ranges, staging)
     })?;
     let thread = fresh("bench-bulk-host", &|files| host_thread(files, &ranges, 1))?;
-    let uring = uring_run("bench-bulk-uring", IN_FLIGHT)?;
-    let staging_uring = uring_run("bench-bulk-uring-staging", staging)?;
+    let uring = uring_run("bench-bulk-uring", IN_FLIGHT, false)?;
+    let staging_uring = uring_run("bench-bulk-uring-staging", staging, false)?;
+    let uring_async = uring_run("bench-bulk-uring-async", IN_FLIGHT, true)?;
+    let staging_uring_async = uring_run("bench-bulk-uring-async-staging", staging, true)?;
     Ok(HostRefs {
         variant,
         thread,
         staging_thread,
         uring,
         staging_uring,
+        uring_async,
+        staging_uring_async,
         staging_mib: u64::from(staging_slots),
     })
 }
@@ -654,6 +680,21 @@ pub fn figures(
                      buffers over {staging_mib} MiB like direct's staging)"
                 ),
                 rate(|h| h.staging_uring),
+            )
+            .also(
+                &format!(
+                    "the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight, \
+                     SQEs marked IOSQE_ASYNC as direct marks them)"
+                ),
+                rate(|h| h.uring_async),
+            )
+            .also(
+                &format!(
+                    "the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight, \
+                     buffers over {staging_mib} MiB like direct's staging, SQEs marked \
+                     IOSQE_ASYNC as direct marks them)"
+                ),
+                rate(|h| h.staging_uring_async),
             )
             .host_cpu(p.cpu, p.bytes, p.chunks)
             .note(Some(format!(

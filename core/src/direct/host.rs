@@ -18,6 +18,13 @@ use crate::uring::{
 
 use super::DirectBuilder;
 
+/// Most io-wq workers a direct ring keeps for sockets and pipes. The device marks
+/// only positioned transfers of files `IOSQE_ASYNC` (their workers are the kernel's
+/// bounded kind, as many as it allows); a raw SQE that marks a socket or pipe read
+/// so would hold a worker while it waits, where an unmarked one waits on a poll and
+/// holds none: at most this many do.
+const STREAM_WORKERS: u32 = 4;
+
 /// The ring and the device-local state of one direct channel.
 #[derive(Debug)]
 pub(crate) struct RingOwner {
@@ -215,6 +222,7 @@ impl RingOwner {
             // channel keeps it alive past this ring.
             unsafe { ring.register_buffer(ctx.staging) }
         })?;
+        ring.limit_stream_workers(STREAM_WORKERS)?;
         ring.restrict(&Restrictions::gpuio())?;
         let ring = Arc::new(ring.enable()?);
 

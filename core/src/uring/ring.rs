@@ -28,7 +28,9 @@ pub struct Restrictions {
 
 impl Restrictions {
     /// What gpuio issues: `NOP`, `READ_FIXED`, `WRITE_FIXED`, always on a fixed file
-    /// (`IOSQE_FIXED_FILE` required, no other flag allowed). With the staging area
+    /// (`IOSQE_FIXED_FILE` required; `IOSQE_ASYNC` allowed, which hands a request to
+    /// the kernel's io-wq workers instead of the SQPOLL thread and reaches nothing
+    /// else; no other flag allowed: no links, drains or skipped completions). With the staging area
     /// as the only fixed buffer and the endpoints as the only fixed files, an SQE
     /// can touch nothing else. Not `SEND`/`RECV`: their buffer is a plain address
     /// that nothing binds to the fixed buffer (sockets take `READ_FIXED` and
@@ -39,7 +41,7 @@ impl Restrictions {
     pub fn gpuio() -> Self {
         Self {
             sqe_ops: vec![IoringOp::Nop, IoringOp::ReadFixed, IoringOp::WriteFixed],
-            sqe_flags_allowed: sys::IoringSqeFlags::FIXED_FILE,
+            sqe_flags_allowed: sys::IoringSqeFlags::FIXED_FILE.union(sys::IoringSqeFlags::ASYNC),
             sqe_flags_required: sys::IoringSqeFlags::FIXED_FILE,
             register_ops: vec![sys::IoringRegisterOp::RegisterSyncCancel],
         }
@@ -281,6 +283,17 @@ impl DisabledRing {
     }
 
     /// Registers what SQEs the ring will accept.
+    /// Caps the kernel's io-wq workers for this ring's requests at `unbounded` for
+    /// sockets and pipes (0: as the kernel sets it), leaving regular files' cap as it
+    /// is. Returns the cap on sockets and pipes before. Before [`Self::restrict`]:
+    /// the restrictions allow no registration but cancelling.
+    pub fn limit_stream_workers(&mut self, unbounded: u32) -> Result<u32, UringError> {
+        self.inner
+            .with_fd(|fd| sys::register_iowq_max_workers(fd, [0, unbounded]))?
+            .map(|before| before[1])
+            .map_err(|e| UringError::sys("io_uring_register(IORING_REGISTER_IOWQ_MAX_WORKERS)", e))
+    }
+
     pub fn restrict(&mut self, restrictions: &Restrictions) -> Result<(), UringError> {
         self.inner
             .with_fd(|fd| sys::register_restrictions(fd, &restrictions.entries()))?
@@ -601,6 +614,66 @@ pub(crate) mod tests {
         assert_eq!(run(&ring, openat), -libc::EACCES, "opcode not allowed");
         assert_eq!(len(&secret), 0);
         assert_eq!(len(&out), 0);
+    }
+
+    /// `IOSQE_ASYNC` only moves a request to the kernel's io-wq workers, so the ring
+    /// lets it through on a fixed transfer; links, drains, buffer selection and
+    /// skipped completions stay refused.
+    #[test]
+    fn restrictions_let_a_fixed_transfer_go_to_the_workers_and_refuse_every_other_flag() {
+        use io_uring::squeue::Flags;
+        let out = tempfile::tempfile().unwrap();
+        let (ring, staging) = confined_ring(&[&out], Duration::from_millis(50));
+        let buf = staging.region().host_ptr.as_ptr();
+        let write = |off| {
+            opcode::WriteFixed::new(types::Fixed(0), buf, 64, 0)
+                .offset(off)
+                .build()
+        };
+        assert_eq!(
+            run(&ring, write(0).flags(Flags::FIXED_FILE | Flags::ASYNC)),
+            64
+        );
+        assert_eq!(len(&out), 64);
+        // (WRITE_FIXED takes no selected buffer: the kernel refuses that flag on it
+        // before the restrictions look.)
+        for (flag, name, errno) in [
+            (Flags::IO_LINK, "IO_LINK", libc::EACCES),
+            (Flags::IO_HARDLINK, "IO_HARDLINK", libc::EACCES),
+            (Flags::IO_DRAIN, "IO_DRAIN", libc::EACCES),
+            (Flags::BUFFER_SELECT, "BUFFER_SELECT", libc::EOPNOTSUPP),
+            (Flags::SKIP_SUCCESS, "CQE_SKIP_SUCCESS", libc::EACCES),
+        ] {
+            let sqe = write(64).flags(Flags::FIXED_FILE | flag);
+            assert_eq!(run(&ring, sqe), -errno, "{name} is not allowed");
+        }
+        assert_eq!(len(&out), 64);
+    }
+
+    #[test]
+    fn a_disabled_ring_takes_a_cap_on_its_stream_workers_and_then_runs() {
+        let out = tempfile::tempfile().unwrap();
+        let spec = RingSpec::new(16, Duration::from_millis(50));
+        let rings: Arc<dyn SharedMemory> =
+            HostMemory.alloc_shared(spec.rings_bytes()).unwrap().into();
+        let sqes: Arc<dyn SharedMemory> =
+            HostMemory.alloc_shared(spec.sqes_bytes()).unwrap().into();
+        let staging: Arc<dyn SharedMemory> = HostMemory.alloc_shared(64 << 10).unwrap().into();
+        let mut ring = DisabledRing::create(&spec, rings, sqes).unwrap();
+        ring.register_files(&[Some(out.as_fd())]).unwrap();
+        // SAFETY: `staging` is fresh shared memory, touched only by the kernel here,
+        // and outlives the ring.
+        unsafe { ring.register_buffer(staging.region()) }.unwrap();
+        ring.limit_stream_workers(4).unwrap();
+        ring.restrict(&Restrictions::gpuio()).unwrap();
+        let ring = ring.enable().unwrap();
+        let buf = staging.region().host_ptr.as_ptr();
+        let sqe = opcode::WriteFixed::new(types::Fixed(0), buf, 4096, 0)
+            .offset(0)
+            .build()
+            .flags(io_uring::squeue::Flags::FIXED_FILE | io_uring::squeue::Flags::ASYNC);
+        assert_eq!(run(&ring, sqe), 4096);
+        assert_eq!(len(&out), 4096);
     }
 
     /// SEND and RECV take a plain buffer address, which nothing binds to the fixed

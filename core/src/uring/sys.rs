@@ -109,6 +109,25 @@ pub fn register_restrictions(
     .map(drop)
 }
 
+/// `IORING_REGISTER_IOWQ_MAX_WORKERS`: caps the io-wq workers that run the ring's
+/// requests off the submitting thread, `[bounded, unbounded]` (regular files and
+/// block devices; everything else), 0 leaving a cap as it is. Returns the caps in
+/// force before.
+pub fn register_iowq_max_workers(ring: BorrowedFd<'_>, caps: [u32; 2]) -> io::Result<[u32; 2]> {
+    let mut v = caps;
+    // SAFETY: the kernel reads two u32s at `v` and writes the old caps back there;
+    // `v` lives across the call.
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::RegisterIowqMaxWorkers,
+            v.as_mut_ptr().cast(),
+            2,
+        )
+    }
+    .map(|_| v)
+}
+
 /// `IORING_REGISTER_ENABLE_RINGS`: starts a ring created with `R_DISABLED`.
 pub fn enable_rings(ring: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: no argument is passed; from here on the kernel's SQPOLL thread reads

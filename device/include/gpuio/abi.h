@@ -294,6 +294,7 @@ static_assert(sizeof(gpuio_cqe) == 16, "gpuio_cqe");
 #define GPUIO_IORING_OP_READ 22
 #define GPUIO_IORING_OP_WRITE 23
 #define GPUIO_IOSQE_FIXED_FILE 1u
+#define GPUIO_IOSQE_ASYNC 16u
 #define GPUIO_IORING_SQ_NEED_WAKEUP 1u
 
 #endif /* GPUIO_ABI_H */

@@ -1,8 +1,8 @@
 /* gpuio/direct.h — the device side of the direct transport: the device writes
  * io_uring SQEs itself, the kernel's SQPOLL thread consumes them, and the device
  * reaps the CQEs. The host only set the ring up (confined: fixed files, staging as
- * fixed buffer 0, only NOP / READ_FIXED / WRITE_FIXED with IOSQE_FIXED_FILE) and
- * runs a waker that kicks a sleeping SQPOLL thread (core/src/direct/).
+ * fixed buffer 0, only NOP / READ_FIXED / WRITE_FIXED with IOSQE_FIXED_FILE, and
+ * IOSQE_ASYNC on large transfers: GPUIO_DIRECT_ASYNC_BYTES) and runs a waker that kicks a sleeping SQPOLL thread (core/src/direct/).
  *
  * Protocol (core/src/abi.rs has the full description). Two kinds of position:
  *   request slots  by turns, as on forward (gpuio/api.h, "turns"): position `pos`
@@ -58,6 +58,13 @@
 
 /* gpuio_slot.flags on direct: the request was submitted as a -ESHUTDOWN NOP. */
 #define GPUIO_DIRECT_SLOT_SHUTDOWN 1u
+
+/* A positioned transfer of at least this many bytes goes to the kernel's io-wq
+ * workers (IOSQE_ASYNC) instead of being copied by the ring's one SQPOLL thread:
+ * there, every copy of every request of the channel ran on that one thread, one after
+ * another. Smaller ones stay inline, where a hand-off to a worker would cost more than
+ * the copy. */
+#define GPUIO_DIRECT_ASYNC_BYTES 65536u
 
 /* CQEs a reaper reads at once (gpuio_direct_reap). */
 #define GPUIO_DIRECT_REAP_BATCH 8u
@@ -296,6 +303,7 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
     e.addr = ch->direct.fixed_buffer_host + r->staging_off;
     e.len = r->len;
     e.buf_index = 0;
+    if (positioned && r->len >= GPUIO_DIRECT_ASYNC_BYTES) e.flags |= GPUIO_IOSQE_ASYNC;
   }
   gpuio_direct_fill(ch, s, &e, 0u);
 }
@@ -357,7 +365,11 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
  *     len > 0                a zero-length op completes with 0
  *     offset >= 0            off = -1 uses (and moves) the file position
  * So a hostile kernel can bend those four rules on its own channel, within the
- * files and access the host declared, and nothing beyond them. */
+ * files and access the host declared, and nothing beyond them. Of the SQE flags only
+ * IOSQE_ASYNC passes besides IOSQE_FIXED_FILE (links, drains, buffer selection and
+ * skipped completions are -EACCES): it picks which kernel thread runs a request, not
+ * what the request reaches; on a socket or pipe read it holds one of the ring's few
+ * stream workers (core/src/direct/host.rs) while it waits. */
 GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe *sqe) {
   if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
