@@ -12,10 +12,11 @@
 //!   and staging memory. `IOSQE_ASYNC` may be set: the device sets it on positioned
 //!   transfers of 64 KiB and more, which then run on the kernel's io-wq workers,
 //!   many at once, instead of one after another on the SQPOLL thread (H100,
-//!   2026-11-28: 1 MiB reads of one file 36.6 GB/s against 5.6). A raw SQE could
-//!   set it on a socket or pipe read, which would then hold a worker while it
-//!   waits; the ring caps those workers at four (`host.rs`, `STREAM_WORKERS`). Sockets' `SEND`/`RECV` requests go as `WRITE_FIXED`/
-//!   `READ_FIXED` too (the same calls on a socket): io_uring's `SEND`/`RECV` take a
+//!   2026-11-28, whole-device 1 MiB reads of one file: 17.5 GB/s, the median of
+//!   three, against 5.5). A raw SQE could set it on a socket or pipe read, which
+//!   would then hold a worker while it waits; the ring caps those workers at four
+//!   (`host.rs`, `STREAM_WORKERS`). Sockets' `SEND`/`RECV` requests go as
+//!   `WRITE_FIXED`/`READ_FIXED` too (the same calls on a socket): io_uring's `SEND`/`RECV` take a
 //!   buffer address no restriction binds to the staging area, so the ring refuses
 //!   them (`crate::request`, "Sockets"). Each registered file carries exactly its endpoint's
 //!   declared access ([`Endpoint::fd_with_declared_access`]: a file opened

@@ -560,6 +560,17 @@ pub(crate) mod tests {
         fds: &[Option<BorrowedFd<'_>>],
         idle: Duration,
     ) -> (SqpollRing, Arc<dyn SharedMemory>) {
+        let (mut ring, staging) = registered_ring(fds, idle);
+        ring.restrict(&Restrictions::gpuio()).unwrap();
+        (ring.enable().unwrap(), staging)
+    }
+
+    /// A disabled ring with `fds` as its fixed files and 64 KiB of fresh shared
+    /// memory (returned) as fixed buffer 0, not yet restricted.
+    fn registered_ring(
+        fds: &[Option<BorrowedFd<'_>>],
+        idle: Duration,
+    ) -> (DisabledRing, Arc<dyn SharedMemory>) {
         let spec = RingSpec::new(16, idle);
         let rings: Arc<dyn SharedMemory> =
             HostMemory.alloc_shared(spec.rings_bytes()).unwrap().into();
@@ -568,11 +579,10 @@ pub(crate) mod tests {
         let staging: Arc<dyn SharedMemory> = HostMemory.alloc_shared(64 << 10).unwrap().into();
         let mut ring = DisabledRing::create(&spec, rings, sqes).unwrap();
         ring.register_files(fds).unwrap();
-        // SAFETY: `staging` is fresh shared memory, touched below only through
+        // SAFETY: `staging` is fresh shared memory, touched by the tests only through
         // `write_bytes`, and outlives the ring in every test.
         unsafe { ring.register_buffer(staging.region()) }.unwrap();
-        ring.restrict(&Restrictions::gpuio()).unwrap();
-        (ring.enable().unwrap(), staging)
+        (ring, staging)
     }
 
     /// Pushes `sqe`, waking the SQPOLL thread as needed, and waits for its completion.
@@ -653,17 +663,7 @@ pub(crate) mod tests {
     #[test]
     fn a_disabled_ring_takes_a_cap_on_its_stream_workers_and_then_runs() {
         let out = tempfile::tempfile().unwrap();
-        let spec = RingSpec::new(16, Duration::from_millis(50));
-        let rings: Arc<dyn SharedMemory> =
-            HostMemory.alloc_shared(spec.rings_bytes()).unwrap().into();
-        let sqes: Arc<dyn SharedMemory> =
-            HostMemory.alloc_shared(spec.sqes_bytes()).unwrap().into();
-        let staging: Arc<dyn SharedMemory> = HostMemory.alloc_shared(64 << 10).unwrap().into();
-        let mut ring = DisabledRing::create(&spec, rings, sqes).unwrap();
-        ring.register_files(&[Some(out.as_fd())]).unwrap();
-        // SAFETY: `staging` is fresh shared memory, touched only by the kernel here,
-        // and outlives the ring.
-        unsafe { ring.register_buffer(staging.region()) }.unwrap();
+        let (mut ring, staging) = registered_ring(&[Some(out.as_fd())], Duration::from_millis(50));
         ring.limit_stream_workers(4).unwrap();
         ring.restrict(&Restrictions::gpuio()).unwrap();
         let ring = ring.enable().unwrap();

@@ -2,7 +2,8 @@
  * io_uring SQEs itself, the kernel's SQPOLL thread consumes them, and the device
  * reaps the CQEs. The host only set the ring up (confined: fixed files, staging as
  * fixed buffer 0, only NOP / READ_FIXED / WRITE_FIXED with IOSQE_FIXED_FILE, and
- * IOSQE_ASYNC on large transfers: GPUIO_DIRECT_ASYNC_BYTES) and runs a waker that kicks a sleeping SQPOLL thread (core/src/direct/).
+ * IOSQE_ASYNC on large transfers: GPUIO_DIRECT_ASYNC_BYTES) and runs a waker that
+ * kicks a sleeping SQPOLL thread (core/src/direct/).
  *
  * Protocol (core/src/abi.rs has the full description). Two kinds of position:
  *   request slots  by turns, as on forward (gpuio/api.h, "turns"): position `pos`
