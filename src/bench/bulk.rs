@@ -218,10 +218,18 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
     for h in &refs.host {
         let v = h.variant.words();
         let mib = h.staging_mib;
-        let uring = |what: &str, from: &str| {
-            format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB {what} in flight{from}, {v}")
+        // `staging`: buffers over as much memory as direct's staging; `marked`: SQEs
+        // marked IOSQE_ASYNC, as direct marks its large transfers.
+        let uring = |what: &str, staging: bool, marked: bool| {
+            let buffers = match (staging, what) {
+                (false, _) => String::new(),
+                (true, "writes") => format!(" from {mib} MiB"),
+                (true, _) => format!(" into {mib} MiB"),
+            };
+            let flag = if marked { ", IOSQE_ASYNC" } else { "" };
+            format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB {what} in flight{buffers}{flag}, {v}")
         };
-        for (what, rate) in [
+        let mut figures = vec![
             (
                 format!("one host thread, pwrite 1 MiB, {v}"),
                 h.thread.write,
@@ -235,27 +243,17 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
                 format!("one host thread, pread 1 MiB into {mib} MiB, {v}"),
                 h.staging_thread.read,
             ),
-            (uring("writes", ""), h.uring.write),
-            (uring("reads", ""), h.uring.read),
-            (
-                uring("writes", &format!(" from {mib} MiB")),
-                h.staging_uring.write,
-            ),
-            (
-                uring("reads", &format!(" into {mib} MiB")),
-                h.staging_uring.read,
-            ),
-            (uring("writes", ", IOSQE_ASYNC"), h.uring_async.write),
-            (uring("reads", ", IOSQE_ASYNC"), h.uring_async.read),
-            (
-                uring("writes", &format!(" from {mib} MiB, IOSQE_ASYNC")),
-                h.staging_uring_async.write,
-            ),
-            (
-                uring("reads", &format!(" into {mib} MiB, IOSQE_ASYNC")),
-                h.staging_uring_async.read,
-            ),
+        ];
+        for (rates, staging, marked) in [
+            (h.uring, false, false),
+            (h.staging_uring, true, false),
+            (h.uring_async, false, true),
+            (h.staging_uring_async, true, true),
         ] {
+            figures.push((uring("writes", staging, marked), rates.write));
+            figures.push((uring("reads", staging, marked), rates.read));
+        }
+        for (what, rate) in figures {
             out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
         }
     }
