@@ -311,6 +311,9 @@ pub enum BenchPart {
     /// against the ping-pong floor, and where a NOP's time goes (seconds, not
     /// minutes: no references, no whole-device figures, no calibration).
     Latency,
+    /// 1 MiB reads and writes from every warp on every transport, with their
+    /// references and the host's CPU by kind of thread (no calibration).
+    Bulk,
 }
 
 /// What `gpuio bench` was asked for.
@@ -451,6 +454,16 @@ pub fn bench(
                     f.pair().transport,
                     &open,
                     dir.path(),
+                    scale,
+                )
+                .map(|figures| (figures, None))
+            } else if only == Some(BenchPart::Bulk) {
+                crate::bench::bulk::figures(
+                    device.as_ref(),
+                    f.pair().transport,
+                    &open,
+                    dir.path(),
+                    refs,
                     scale,
                 )
                 .map(|figures| (figures, None))

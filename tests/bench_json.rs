@@ -126,45 +126,7 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
                 .iter()
                 .filter(move |f| f["what"].as_str().unwrap().contains(part))
         };
-        // Bulk: each figure against one host thread, the CPU-driven io_uring and the
-        // copy ceiling, with its host cost.
-        for f in find("1 MiB p") {
-            let what = f["what"].as_str().unwrap();
-            assert!(
-                f["reference"]["what"]
-                    .as_str()
-                    .unwrap()
-                    .contains("one host thread"),
-                "{what}"
-            );
-            let also: Vec<&str> = f["also"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| a["what"].as_str().unwrap())
-                .collect();
-            assert!(
-                also.iter().any(|a| a.contains("io_uring")),
-                "{what}: {also:?}"
-            );
-            assert!(
-                also.iter().any(|a| a.contains("copy ceiling")),
-                "{what}: {also:?}"
-            );
-            assert!(
-                f["host_cpu"]["seconds_per_gb"].as_f64().unwrap() >= 0.0,
-                "{what}"
-            );
-            assert!(
-                f["host_cpu"]["seconds_per_mop"].as_f64().unwrap() >= 0.0,
-                "{what}"
-            );
-        }
-        assert_eq!(
-            find("1 MiB p").count(),
-            4,
-            "{name}: pwrite and pread, two layouts"
-        );
+        check_bulk(name, figures);
         // printf: against the device's own printf, lines counted, none lost.
         for f in find("printf, ") {
             let what = f["what"].as_str().unwrap();
@@ -325,6 +287,113 @@ fn check_figure(name: &str, f: &serde_json::Value) {
         assert!(av.is_finite() && av > 0.0, "{what}: {a}");
         assert!(a["what"].as_str().is_some_and(|w| !w.is_empty()), "{what}");
         assert!(close(a["ratio"].as_f64().unwrap(), value / av), "{what}");
+    }
+}
+
+/// Bulk: writes and reads through the slots and from / into the staging area, in
+/// two layouts; each figure against one host thread (the slots' passes) or the same
+/// work driven by one CPU thread (the staged ones), with every other reference and
+/// the copy ceiling beside it, and its host cost split by kind of thread.
+fn check_bulk(name: &str, figures: &[serde_json::Value]) {
+    let transport = name.split('/').nth(1).unwrap();
+    let bulk: Vec<&serde_json::Value> = figures
+        .iter()
+        .filter(|f| f["what"].as_str().unwrap().contains("1 MiB p"))
+        .collect();
+    assert_eq!(
+        bulk.len(),
+        8,
+        "{name}: pwrite and pread, through the slots and staged, two layouts"
+    );
+    for f in bulk {
+        let what = f["what"].as_str().unwrap();
+        let main = f["reference"]["what"].as_str().unwrap();
+        let staged = what.contains("staging area (no copy");
+        let want = if staged && transport != "mailbox" {
+            "io_uring work driven by one CPU thread (8 in flight, buffers over"
+        } else {
+            "one host thread, p"
+        };
+        assert!(main.contains(want), "{what}: main reference {main:?}");
+        assert_eq!(
+            main.contains("IOSQE_ASYNC"),
+            staged && transport == "direct",
+            "{what}: {main:?}"
+        );
+        let also: Vec<&str> = f["also"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["what"].as_str().unwrap())
+            .collect();
+        assert_eq!(also.len(), 6, "{what}: {also:?}");
+        assert!(
+            also.iter().any(|a| a.contains("io_uring")),
+            "{what}: {also:?}"
+        );
+        assert!(
+            also.iter().any(|a| a.contains("copy ceiling")),
+            "{what}: {also:?}"
+        );
+        let cpu = &f["host_cpu"];
+        let per_gb = cpu["seconds_per_gb"].as_f64().unwrap();
+        assert!(per_gb >= 0.0, "{what}");
+        assert!(cpu["seconds_per_mop"].as_f64().unwrap() >= 0.0, "{what}");
+        let split = &cpu["split"];
+        let parts: Vec<f64> = [
+            "own_seconds_per_gb",
+            "sqpoll_seconds_per_gb",
+            "workers_seconds_per_gb",
+        ]
+        .iter()
+        .map(|k| {
+            split[*k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{what}: no {k}"))
+        })
+        .collect();
+        assert!(parts.iter().all(|&v| v >= 0.0), "{what}: {split}");
+        // One repeat: the parts add up to the whole.
+        assert!(
+            (parts.iter().sum::<f64>() - per_gb).abs() <= 1e-6 * per_gb.max(1.0),
+            "{what}: {split} against {per_gb}"
+        );
+        if transport != "direct" {
+            assert_eq!(
+                parts[1], 0.0,
+                "{what}: only direct's ring has an SQPOLL thread"
+            );
+        }
+        assert!(split["cores"].as_f64().unwrap() > 0.0, "{what}");
+    }
+}
+
+#[test]
+fn bench_only_bulk_measures_the_1_mib_figures_with_their_references_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("calibration.json");
+    let out = run(gpuio(&["bench", "--only", "bulk", "--quick", "--json"])
+        .env("GPUIO_CALIBRATION", &calibration));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}); stderr: {stderr}"));
+    assert!(doc["references"]["figures"].is_array(), "{doc}");
+    assert!(doc["queues"].is_null(), "no host queues: {doc}");
+    assert!(
+        !calibration.exists(),
+        "no calibration from bulk figures alone"
+    );
+    let pairs = doc["pairs"].as_array().expect("pairs");
+    assert!(!pairs.is_empty(), "{doc}");
+    for pair in pairs {
+        let name = pair["pair"].as_str().expect("a pair's name");
+        let figures = pair["figures"].as_array().expect("figures");
+        check_bulk(name, figures);
+        assert_eq!(figures.len(), 8, "{name}: the bulk figures alone");
+        for f in figures {
+            check_figure(name, f);
+        }
     }
 }
 

@@ -446,12 +446,15 @@ GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
  * units are split into p[1] groups of consecutive units (so of consecutive blocks,
  * that is of SMs): unit u is in group g = u * p[1] / U, which starts at unit
  * first(g) = ceil(g * U / p[1]) and uses endpoint p[0] + g. Each unit moves p[4]
- * chunks of p[3] bytes with gpuio_pwrite_warp (p[2] = 0) or gpuio_pread_warp (1):
- * chunk i of the unit of rank r = u - first(g) is at offset (r * p[4] + i) * p[3].
- * The bytes come from (go to) chunk u % p[6] of the device buffer p[5] (p[6]
- * chunks; reads into a chunk several units share overwrite each other, and are
- * counted, not checked). A unit starts no chunk once p[7] ns have passed since the
- * first unit began (p[7] = 0: no limit).
+ * chunks of p[3] bytes with gpuio_pwrite_warp (p[2] = 0) or gpuio_pread_warp (1),
+ * or, leaving out the copy between device memory and staging, with one lane's
+ * gpuio_pwrite_staged (2) or gpuio_pread_staged (3) from / into the user staging
+ * area: chunk i of the unit of rank r = u - first(g) is at offset (r * p[4] + i) *
+ * p[3]. The bytes come from (go to) chunk u % p[6] of the device buffer p[5] (p[6]
+ * chunks), or chunk u % (its chunks) of the user staging area (none: every chunk
+ * fails with -EMSGSIZE); reads into a chunk several units share overwrite each
+ * other, and are counted, not checked. A unit starts no chunk once p[7] ns have
+ * passed since the first unit began (p[7] = 0: no limit).
  * out: [8] bytes moved, [9] U, [10] failures, [11] first failure, [12] the first
  * unit's start (gpuio_now_ns), [13] chunks not started for the time limit. */
 #if GPUIO_CONF_IN(4)
@@ -467,6 +470,11 @@ GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 g = u * groups / units, first = (g * units + groups - 1) / groups;
   const gpuio_u32 ep = (gpuio_u32)(p[0] + g);
   char *buf = (char *)p[5] + (u % (p[6] ? p[6] : 1)) * chunk;
+  const gpuio_u64 op = p[2];
+  gpuio_u64 user_off = 0, user_len = 0;
+  gpuio_user_staging(ch, &user_off, &user_len);
+  const gpuio_u64 user_chunks = user_len / chunk;
+  const gpuio_u64 staged_off = user_chunks ? user_off + (u % user_chunks) * chunk : 0;
   gpuio_u64 bytes = 0;
   for (gpuio_u64 i = 0; i < per; i++) {
     if (p[7] && gpuio_now_ns() - start > p[7]) {
@@ -474,7 +482,12 @@ GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
       break;
     }
     const gpuio_i64 off = (gpuio_i64)(((u - first) * per + i) * chunk);
-    const gpuio_i64 r = p[2] ? gpuio_pread_warp(ch, ep, buf, chunk, off) : gpuio_pwrite_warp(ch, ep, buf, chunk, off);
+    gpuio_i64 r = -GPUIO_EMSGSIZE;
+    if (op == 0) r = gpuio_pwrite_warp(ch, ep, buf, chunk, off);
+    else if (op == 1) r = gpuio_pread_warp(ch, ep, buf, chunk, off);
+    else if (rank == 0 && user_chunks)
+      r = op == 2 ? gpuio_pwrite_staged(ch, ep, staged_off, chunk, off) : gpuio_pread_staged(ch, ep, staged_off, chunk, off);
+    if (op >= 2) r = (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)r, gpuio_warp_leader(mask));
     if (r == (gpuio_i64)chunk) bytes += chunk;
     else if (rank == 0) gpuio_conf_fail(&p[10], &p[11], r < 0 ? r : -GPUIO_EPROTO);
   }

@@ -29,6 +29,18 @@
 //!   the CPU device) in the direction the bytes travel (a write goes device to
 //!   host).
 //!
+//! Each variant runs four passes on one channel: writes, then reads of what they
+//! wrote, both through the channel's slots (each warp copies its chunk between
+//! device memory and its slot's staging chunk), then the same writes and reads
+//! from and into the channel's user staging area with one lane's
+//! `gpuio_pwrite_staged` / `gpuio_pread_staged` ([`STAGED_CHUNKS`] chunks, shared
+//! by the warps): no copy between device and host memory, so the same work as the
+//! CPU-driven references, which are their main references (on `direct` the one
+//! with marked SQEs; on `forward` the unmarked one; on `mailbox`, whose host threads
+//! make plain syscalls, one host thread's `pwrite`/`pread` over as much memory).
+//! Every figure's host CPU is split into the process's own threads, the kernel's
+//! SQPOLL threads and its io-wq workers ([`super::threads`]).
+//!
 //! The channel: slots of 1 MiB ([`CHUNK`]), so that a warp's 1 MiB request is one
 //! request (a request can be no longer than a slot's staging chunk; the default 64
 //! KiB slot would split it into 16 round trips), [`Scale::bulk_slots`] of them (1024,
@@ -48,9 +60,7 @@ use std::time::{Duration, Instant};
 use gpuio_core::{Access, Channel, ChannelConfig, Endpoint, TransportKind};
 use gpuio_device::{CopyBandwidth, Device, DeviceBuffer};
 
-use super::{
-    create_rw, launch_channel, launch_wait_shape, process_cpu_time, Better, Figure, Panel, Scale,
-};
+use super::{create_rw, launch_channel, launch_wait_shape, threads, Better, Figure, Panel, Scale};
 use crate::conformance::Opener;
 
 /// Bytes per request.
@@ -65,6 +75,10 @@ pub const IN_FLIGHT: usize = 8;
 /// many there are. 512 and 256 slots moved 1 MiB reads from every warp at 7.72 /
 /// 8.80 and 6.56 / 7.20 GB/s (H100, 2026-11-26, one call, alternating).
 const DIRECT_SLOTS: u32 = 512;
+
+/// Chunks of the user staging area the staged passes read into and write from
+/// (units share them modulo this count).
+const STAGED_CHUNKS: u64 = 32;
 
 /// Chunks of device memory the kernel reads from and into (units share them
 /// modulo this count).
@@ -509,6 +523,7 @@ fn open_bulk(open: &Opener<'_>, files: &[File], slots: u32) -> Result<(Channel, 
         let mut cfg = ChannelConfig {
             slots,
             slot_size: CHUNK as u32,
+            user_staging: (STAGED_CHUNKS * CHUNK) as usize,
             call_timeout: Duration::from_secs(60),
             ..ChannelConfig::default()
         };
@@ -535,7 +550,7 @@ struct Pass {
     bytes: u64,
     chunks: u64,
     took: Duration,
-    cpu: Duration,
+    cpu: threads::CpuUse,
     failures: u64,
     first_failure: i64,
     not_started: u64,
@@ -553,7 +568,7 @@ fn pass(
     limit: Duration,
 ) -> Result<Pass, String> {
     let buf_chunks = (buf.len() as u64 / CHUNK).max(1);
-    let cpu0 = process_cpu_time();
+    let cpu0 = threads::Snapshot::now();
     let (p, took) = launch_wait_shape(
         device,
         ch,
@@ -573,12 +588,25 @@ fn pass(
         bytes: p[8],
         chunks: p[8] / CHUNK,
         took,
-        cpu: process_cpu_time().saturating_sub(cpu0),
+        cpu: cpu0.since(),
         failures: p[10],
         first_failure: p[11] as i64,
         not_started: p[13],
     })
 }
+
+/// The passes of one variant, in the order they run: (kernel op, words). The
+/// staged passes leave out the copy between device memory and staging: the same
+/// io_uring work as the CPU-driven reference, which copies nothing to the device.
+const PASSES: [(u64, &str); 4] = [
+    (0, "pwrite"),
+    (1, "pread"),
+    (
+        2,
+        "pwrite from the staging area (no copy from device memory)",
+    ),
+    (3, "pread into the staging area (no copy to device memory)"),
+];
 
 /// Every bulk figure of one transport (see the module doc).
 pub fn figures(
@@ -608,23 +636,27 @@ pub fn figures(
             &layout.file_lens(variant.files),
         )?;
         let measured = open_bulk(open, &files, slots).and_then(|(ch, ep, slots)| {
-            let w = pass(device, &ch, ep, variant, layout, 0, buf.as_ref(), limit);
-            let r = w
-                .as_ref()
-                .ok()
-                .map(|_| pass(device, &ch, ep, variant, layout, 1, buf.as_ref(), limit));
+            let mut passes = Vec::new();
+            for (op, _) in PASSES {
+                match pass(device, &ch, ep, variant, layout, op, buf.as_ref(), limit) {
+                    Ok(p) => passes.push(p),
+                    Err(e) => {
+                        let _ = ch.close();
+                        return Err(e);
+                    }
+                }
+            }
             let report = ch.close();
-            let (w, r) = (w?, r.unwrap_or_else(|| Err("not run".into()))?);
             if !report.is_clean() {
                 return Err(format!("close: {report}"));
             }
-            Ok((w, r, slots))
+            Ok((passes, slots))
         });
         drop(files);
         remove(&paths);
-        let (w, r, slots) = measured?;
+        let (passes, slots) = measured?;
         let host = refs.host.iter().find(|h| h.variant == variant);
-        for (op, name, p) in [(0, "pwrite", &w), (1, "pread", &r)] {
+        for ((op, name), p) in PASSES.into_iter().zip(&passes) {
             if p.bytes == 0 {
                 return Err(format!(
                     "1 MiB {name}, {}: nothing moved ({} failures, first {})",
@@ -633,94 +665,112 @@ pub fn figures(
                     p.first_failure
                 ));
             }
-            let rate = |pick: fn(&HostRefs) -> Rates| host.map(|h| pick(h).of(op) / 1e9);
-            let staging_mib = host.map_or(0, |h| h.staging_mib);
-            let ceiling = refs.copy.as_ref().map(|c| {
-                if op == 0 {
-                    (
-                        format!("copy ceiling, device to host ({})", c.how),
-                        c.device_to_host,
-                    )
-                } else {
-                    (
-                        format!("copy ceiling, host to device ({})", c.how),
-                        c.host_to_device,
-                    )
-                }
-            });
-            let mut fig = Figure::new(
-                format!(
-                    "{transport}: 1 MiB {name}, whole device, {}",
-                    variant.words()
-                ),
-                p.bytes as f64 / p.took.as_secs_f64() / 1e9,
-                "GB/s",
-                Better::Higher,
-            )
-            .against(
-                &format!("one host thread, {name} of the same ranges"),
-                rate(|h| h.thread),
-            )
-            .also(
-                &format!(
-                    "one host thread, {name} of the same ranges, buffers over {staging_mib} MiB \
-                     like a channel's staging"
-                ),
-                rate(|h| h.staging_thread),
-            )
-            .also(
-                &format!("the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight)"),
-                rate(|h| h.uring),
-            )
-            .also(
-                &format!(
-                    "the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight, \
-                     buffers over {staging_mib} MiB like direct's staging)"
-                ),
-                rate(|h| h.staging_uring),
-            )
-            .also(
-                &format!(
-                    "the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight, \
-                     SQEs marked IOSQE_ASYNC as direct marks them)"
-                ),
-                rate(|h| h.uring_async),
-            )
-            .also(
-                &format!(
-                    "the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight, \
-                     buffers over {staging_mib} MiB like direct's staging, SQEs marked \
-                     IOSQE_ASYNC as direct marks them)"
-                ),
-                rate(|h| h.staging_uring_async),
-            )
-            .host_cpu(p.cpu, p.bytes, p.chunks)
-            .note(Some(format!(
-                "{} units x {} chunk{} of 1 MiB; channel of {slots} slots of 1 MiB",
-                layout.units,
-                layout.per,
-                if layout.per == 1 { "" } else { "s" }
-            )))
-            .note((p.failures > 0).then(|| {
-                format!(
-                    "{} requests failed, the first with {}",
-                    p.failures, p.first_failure
-                )
-            }))
-            .note((p.not_started > 0).then(|| {
-                format!(
-                    "{} chunks not started within the {:.0} s limit",
-                    p.not_started, scale.bulk_seconds
-                )
-            }));
-            if let Some((what, v)) = ceiling {
-                fig = fig.also(&what, Some(v / 1e9));
-            }
-            if variant.files == 1 {
-                fig = fig.plot(Panel::Size, name, CHUNK as f64, 1e3);
-            }
-            out.push(fig);
+            out.push(figure(
+                transport, variant, layout, op, name, p, host, refs, slots, scale,
+            ));
         }
     }
     Ok(out)
+}
+
+/// The figure of one pass, held against every reference of its variant.
+#[allow(clippy::too_many_arguments)]
+fn figure(
+    transport: TransportKind,
+    variant: Variant,
+    layout: Layout,
+    op: u64,
+    name: &str,
+    p: &Pass,
+    host: Option<&HostRefs>,
+    refs: &RunRefs,
+    slots: u32,
+    scale: Scale,
+) -> Figure {
+    let writes = op.is_multiple_of(2);
+    let staged = op >= 2;
+    let verb = if writes { "pwrite" } else { "pread" };
+    let mib = host.map_or(0, |h| h.staging_mib);
+    let rate = |pick: fn(&HostRefs) -> Rates| host.map(|h| pick(h).of(u32::from(!writes)) / 1e9);
+    let staging = format!("buffers over {mib} MiB like direct's staging");
+    let marked = "SQEs marked IOSQE_ASYNC as direct marks them";
+    let uring = |what: &str| {
+        format!("the same io_uring work driven by one CPU thread ({IN_FLIGHT} in flight{what})")
+    };
+    // (words, rate): the first is the figure's main reference.
+    let mut references = vec![
+        (format!("one host thread, {verb} of the same ranges"), rate(|h| h.thread)),
+        (
+            format!("one host thread, {verb} of the same ranges, buffers over {mib} MiB like a channel's staging"),
+            rate(|h| h.staging_thread),
+        ),
+        (uring(""), rate(|h| h.uring)),
+        (uring(&format!(", {staging}")), rate(|h| h.staging_uring)),
+        (uring(&format!(", {marked}")), rate(|h| h.uring_async)),
+        (uring(&format!(", {staging}, {marked}")), rate(|h| h.staging_uring_async)),
+    ];
+    if staged {
+        // The same work from / into as much memory as the staging: the CPU thread's
+        // io_uring SQEs marked as direct marks them, unmarked as forward's host thread
+        // submits them; mailbox's host threads make plain syscalls.
+        let main = match transport {
+            TransportKind::Direct => 5,
+            TransportKind::Forward => 3,
+            _ => 1,
+        };
+        references.swap(0, main);
+    }
+    if let Some(c) = &refs.copy {
+        references.push(if writes {
+            (
+                format!("copy ceiling, device to host ({})", c.how),
+                Some(c.device_to_host / 1e9),
+            )
+        } else {
+            (
+                format!("copy ceiling, host to device ({})", c.how),
+                Some(c.host_to_device / 1e9),
+            )
+        });
+    }
+    let mut refs_iter = references.into_iter();
+    let mut fig = Figure::new(
+        format!(
+            "{transport}: 1 MiB {name}, whole device, {}",
+            variant.words()
+        ),
+        p.bytes as f64 / p.took.as_secs_f64() / 1e9,
+        "GB/s",
+        Better::Higher,
+    );
+    if let Some((what, value)) = refs_iter.next() {
+        fig = fig.against(&what, value);
+    }
+    for (what, value) in refs_iter {
+        fig = fig.also(&what, value);
+    }
+    fig = fig
+        .host_cpu_split(&p.cpu, p.bytes, p.chunks)
+        .note(Some(format!(
+            "{} units x {} chunk{} of 1 MiB; channel of {slots} slots of 1 MiB",
+            layout.units,
+            layout.per,
+            if layout.per == 1 { "" } else { "s" }
+        )))
+        .note((p.failures > 0).then(|| {
+            format!(
+                "{} requests failed, the first with {}",
+                p.failures, p.first_failure
+            )
+        }))
+        .note((p.not_started > 0).then(|| {
+            format!(
+                "{} chunks not started within the {:.0} s limit",
+                p.not_started, scale.bulk_seconds
+            )
+        }));
+    if variant.files == 1 && !staged {
+        fig = fig.plot(Panel::Size, verb, CHUNK as f64, 1e3);
+    }
+    fig
 }

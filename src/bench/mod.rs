@@ -46,6 +46,7 @@ pub mod bulk;
 pub mod plot;
 pub mod printf;
 pub mod queues;
+mod threads;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -148,6 +149,20 @@ pub struct HostCpu {
     pub seconds_per_gb: Option<f64>,
     /// CPU seconds per million operations (requests, lines, messages).
     pub seconds_per_mop: Option<f64>,
+    /// Where measured ([`threads`]): the CPU seconds per gigabyte of the process's
+    /// own threads, of the kernel's SQPOLL threads and of its io-wq workers (the
+    /// three add up to `seconds_per_gb`), and the cores busy on average.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<CpuSplit>,
+}
+
+/// [`HostCpu::split`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CpuSplit {
+    pub own_seconds_per_gb: f64,
+    pub sqpoll_seconds_per_gb: f64,
+    pub workers_seconds_per_gb: f64,
+    pub cores: f64,
 }
 
 /// Where a figure goes in `--plot`: throughput against message size (MB/s) or
@@ -225,8 +240,24 @@ impl Figure {
         self.host_cpu = Some(HostCpu {
             seconds_per_gb: (bytes > 0).then(|| s / (bytes as f64 / 1e9)),
             seconds_per_mop: (ops > 0).then(|| s / (ops as f64 / 1e6)),
+            split: None,
         });
         self
+    }
+
+    /// [`Figure::host_cpu`] of `used`, split by kind of thread.
+    fn host_cpu_split(self, used: &threads::CpuUse, bytes: u64, ops: u64) -> Self {
+        let mut f = self.host_cpu(used.total, bytes, ops);
+        if let Some(c) = f.host_cpu.as_mut().filter(|_| bytes > 0) {
+            let per_gb = |d: Duration| d.as_secs_f64() / (bytes as f64 / 1e9);
+            c.split = Some(CpuSplit {
+                own_seconds_per_gb: per_gb(used.own()),
+                sqpoll_seconds_per_gb: per_gb(used.sqpoll),
+                workers_seconds_per_gb: per_gb(used.workers),
+                cores: used.total.as_secs_f64() / used.wall.as_secs_f64().max(1e-9),
+            });
+        }
+        f
     }
 
     fn note(mut self, note: Option<String>) -> Self {
@@ -358,6 +389,17 @@ impl std::fmt::Display for Figure {
                 parts.push(format!("{v:.3} s per million ops"));
             }
             write!(f, "\n      host CPU (user + system): {}", parts.join(", "))?;
+            if let Some(x) = &c.split {
+                write!(
+                    f,
+                    "; {:.3} the process's own threads, {:.3} SQPOLL, {:.3} io-wq workers \
+                     ({:.1} cores busy)",
+                    x.own_seconds_per_gb,
+                    x.sqpoll_seconds_per_gb,
+                    x.workers_seconds_per_gb,
+                    x.cores
+                )?;
+            }
         }
         for n in &self.notes {
             write!(f, "\n      {n}")?;
@@ -430,9 +472,18 @@ pub fn merge(runs: Vec<Vec<Figure>>) -> Vec<Figure> {
                     let v: Vec<f64> = cpus.iter().filter_map(get).collect();
                     (!v.is_empty()).then(|| median(&v))
                 };
+                let splits: Vec<CpuSplit> = cpus.iter().filter_map(|c| c.split).collect();
+                let mid =
+                    |get: fn(&CpuSplit) -> f64| median(&splits.iter().map(get).collect::<Vec<_>>());
                 f.host_cpu = Some(HostCpu {
                     seconds_per_gb: pick(|c| c.seconds_per_gb),
                     seconds_per_mop: pick(|c| c.seconds_per_mop),
+                    split: (!splits.is_empty()).then(|| CpuSplit {
+                        own_seconds_per_gb: mid(|x| x.own_seconds_per_gb),
+                        sqpoll_seconds_per_gb: mid(|x| x.sqpoll_seconds_per_gb),
+                        workers_seconds_per_gb: mid(|x| x.workers_seconds_per_gb),
+                        cores: mid(|x| x.cores),
+                    }),
                 });
             }
             let (value, reference) = (f.value, f.reference.as_ref().map(|r| r.value));
