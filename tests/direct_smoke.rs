@@ -30,9 +30,13 @@ fn config(slots: u32) -> ChannelConfig {
 }
 
 fn open(config: ChannelConfig) -> Channel {
+    open_with(&DirectBuilder::default(), config)
+}
+
+fn open_with(builder: &DirectBuilder, config: ChannelConfig) -> Channel {
     gpuio_device::link();
     let provider: Arc<dyn MemoryProvider> = Arc::new(HostMemory);
-    Channel::open(provider, &DirectBuilder::default(), config).expect("open a direct channel")
+    Channel::open(provider, builder, config).expect("open a direct channel")
 }
 
 fn kernel(name: &str) -> gpuio_device::cpu::CpuKernel {
@@ -63,6 +67,10 @@ fn nop_kernel_completes_every_nop_and_close_balances_the_counts() {
 /// checks every byte each thread wrote, then reads them back with
 /// `gpuio_k_pread_pattern` and checks those too.
 fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
+    pwrite_pattern_with(&DirectBuilder::default(), threads, writes, slots);
+}
+
+fn pwrite_pattern_with(builder: &DirectBuilder, threads: u32, writes: u64, slots: u32) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pattern.bin");
     let file = File::options()
@@ -73,7 +81,7 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
         .unwrap();
     let mut config = config(slots);
     let ep = config.endpoint(Endpoint::file("pattern", &file, Access::READ_WRITE).unwrap());
-    let ch = open(config);
+    let ch = open_with(builder, config);
 
     let plan: Vec<Vec<(u64, u32)>> = (0..u64::from(threads))
         .map(|t| writes_of(t, writes))
@@ -159,6 +167,16 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
 #[test]
 fn pwrite_pattern_from_8_threads_lands_byte_exact_and_preads_back_the_same() {
     pwrite_pattern(8, 200, 16);
+}
+
+/// A slot's 64 KiB transfers are marked for the kernel's io-wq workers; whatever
+/// the ring caps them at — one worker, or only the kernel's own limit — every byte
+/// lands and reads back.
+#[test]
+fn large_transfers_land_byte_exact_on_one_io_worker_and_on_the_kernels_own_cap() {
+    for workers in [1, 0] {
+        pwrite_pattern_with(&DirectBuilder::default().io_workers(workers), 8, 250, 16);
+    }
 }
 
 #[test]

@@ -163,6 +163,8 @@ pub struct CpuSplit {
     pub sqpoll_seconds_per_gb: f64,
     pub workers_seconds_per_gb: f64,
     pub cores: f64,
+    /// io-wq workers that ran.
+    pub workers: f64,
 }
 
 /// Where a figure goes in `--plot`: throughput against message size (MB/s) or
@@ -255,6 +257,7 @@ impl Figure {
                 sqpoll_seconds_per_gb: per_gb(used.sqpoll),
                 workers_seconds_per_gb: per_gb(used.workers),
                 cores: used.total.as_secs_f64() / used.wall.as_secs_f64().max(1e-9),
+                workers: used.workers_seen as f64,
             });
         }
         f
@@ -393,10 +396,11 @@ impl std::fmt::Display for Figure {
                 write!(
                     f,
                     "; {:.3} the process's own threads, {:.3} SQPOLL, {:.3} io-wq workers \
-                     ({:.1} cores busy)",
+                     ({} of them; {:.1} cores busy)",
                     x.own_seconds_per_gb,
                     x.sqpoll_seconds_per_gb,
                     x.workers_seconds_per_gb,
+                    x.workers,
                     x.cores
                 )?;
             }
@@ -483,6 +487,7 @@ pub fn merge(runs: Vec<Vec<Figure>>) -> Vec<Figure> {
                         sqpoll_seconds_per_gb: mid(|x| x.sqpoll_seconds_per_gb),
                         workers_seconds_per_gb: mid(|x| x.workers_seconds_per_gb),
                         cores: mid(|x| x.cores),
+                        workers: mid(|x| x.workers),
                     }),
                 });
             }

@@ -18,13 +18,6 @@ use crate::uring::{
 
 use super::DirectBuilder;
 
-/// Most io-wq workers a direct ring keeps for sockets and pipes. The device marks
-/// only positioned transfers of files `IOSQE_ASYNC` (their workers are the kernel's
-/// bounded kind, as many as it allows); a raw SQE that marks a socket or pipe read
-/// so would hold a worker while it waits, where an unmarked one waits on a poll and
-/// holds none: at most this many do.
-const STREAM_WORKERS: u32 = 4;
-
 /// The ring and the device-local state of one direct channel.
 #[derive(Debug)]
 pub(crate) struct RingOwner {
@@ -222,7 +215,9 @@ impl RingOwner {
             // channel keeps it alive past this ring.
             unsafe { ring.register_buffer(ctx.staging) }
         })?;
-        ring.limit_stream_workers(STREAM_WORKERS)?;
+        if b.io_workers > 0 {
+            ring.limit_io_workers(b.io_workers)?;
+        }
         ring.restrict(&Restrictions::gpuio())?;
         let ring = Arc::new(ring.enable()?);
 

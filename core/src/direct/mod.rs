@@ -13,9 +13,14 @@
 //!   transfers of 64 KiB and more, which then run on the kernel's io-wq workers,
 //!   many at once, instead of one after another on the SQPOLL thread (H100,
 //!   2026-11-28, whole-device 1 MiB reads of one file: 17.5 GB/s, the median of
-//!   three, against 5.5). A raw SQE could set it on a socket or pipe read, which
-//!   would then hold a worker while it waits; the ring caps those workers at four
-//!   (`host.rs`, `STREAM_WORKERS`). Sockets' `SEND`/`RECV` requests go as
+//!   three, against 5.5). The kernel counts a marked request on a fixed file with
+//!   sockets' and pipes' work (the file is looked up only when a worker runs it), so
+//!   one cap, [`DirectBuilder::io_workers`], bounds both the workers of the device's
+//!   transfers and those a raw SQE could hold with a marked socket or pipe read
+//!   that waits. Capped at four, four workers ran and reads stopped at 14.6 GB/s;
+//!   at the H200 host's 16 CPUs, 16 ran them at 33.4 (H200, 2026-11-28, run 101,
+//!   three repeats each; 8: 23.1; uncapped: 31.1, with up to 493 workers on one
+//!   file's writes). Sockets' `SEND`/`RECV` requests go as
 //!   `WRITE_FIXED`/`READ_FIXED` too (the same calls on a socket): io_uring's `SEND`/`RECV` take a
 //!   buffer address no restriction binds to the staging area, so the ring refuses
 //!   them (`crate::request`, "Sockets"). Each registered file carries exactly its endpoint's
@@ -110,6 +115,23 @@ pub struct DirectBuilder {
     /// ring moving before `close()` cancels them (a read of a pipe nobody writes),
     /// so that they are answered `-ECANCELED` and counted instead of waited for.
     pub cancel_after: Duration,
+    /// Most of the kernel's io-wq workers the ring's marked requests run on at once
+    /// (`IORING_REGISTER_IOWQ_MAX_WORKERS`): the device's large file transfers, and
+    /// any socket or pipe read a raw SQE marks, which holds its worker while it
+    /// waits. Default: the machine's CPUs, at least [`MIN_IO_WORKERS`].
+    pub io_workers: u32,
+}
+
+/// The least [`DirectBuilder::io_workers`] defaults to.
+pub const MIN_IO_WORKERS: u32 = 4;
+
+/// The machine's CPUs (as the process may use them), at least [`MIN_IO_WORKERS`].
+fn default_io_workers() -> u32 {
+    std::thread::available_parallelism()
+        .map_or(MIN_IO_WORKERS, |n| {
+            u32::try_from(n.get()).unwrap_or(u32::MAX)
+        })
+        .max(MIN_IO_WORKERS)
 }
 
 impl Default for DirectBuilder {
@@ -119,6 +141,7 @@ impl Default for DirectBuilder {
             waker: WakerConfig::default(),
             close_quiet: Duration::from_millis(2),
             cancel_after: Duration::from_millis(50),
+            io_workers: default_io_workers(),
         }
     }
 }
@@ -135,6 +158,12 @@ impl DirectBuilder {
 
     pub fn waker(mut self, waker: WakerConfig) -> Self {
         self.waker = waker;
+        self
+    }
+
+    /// [`DirectBuilder::io_workers`] (0: as many as the kernel allows).
+    pub fn io_workers(mut self, workers: u32) -> Self {
+        self.io_workers = workers;
         self
     }
 }

@@ -284,10 +284,14 @@ impl DisabledRing {
 
     /// Registers what SQEs the ring will accept.
     /// Caps the kernel's io-wq workers for this ring's requests at `unbounded` for
-    /// sockets and pipes (0: as the kernel sets it), leaving regular files' cap as it
-    /// is. Returns the cap on sockets and pipes before. Before [`Self::restrict`]:
-    /// the restrictions allow no registration but cancelling.
-    pub fn limit_stream_workers(&mut self, unbounded: u32) -> Result<u32, UringError> {
+    /// io-wq's unbounded kind (0: as the kernel sets it), leaving the bounded kind's
+    /// cap as it is. The unbounded kind runs sockets' and pipes' requests, and every
+    /// request marked `IOSQE_ASYNC` on a fixed file, regular files' included (the
+    /// kernel looks the file up only when a worker runs it); the bounded kind runs a
+    /// regular file's requests the kernel hands over itself. Returns the cap before.
+    /// Before [`Self::restrict`]: the restrictions allow no registration but
+    /// cancelling.
+    pub fn limit_io_workers(&mut self, unbounded: u32) -> Result<u32, UringError> {
         self.inner
             .with_fd(|fd| sys::register_iowq_max_workers(fd, [0, unbounded]))?
             .map(|before| before[1])
@@ -661,10 +665,10 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_disabled_ring_takes_a_cap_on_its_stream_workers_and_then_runs() {
+    fn a_disabled_ring_takes_a_cap_on_its_io_workers_and_then_runs() {
         let out = tempfile::tempfile().unwrap();
         let (mut ring, staging) = registered_ring(&[Some(out.as_fd())], Duration::from_millis(50));
-        ring.limit_stream_workers(4).unwrap();
+        ring.limit_io_workers(4).unwrap();
         ring.restrict(&Restrictions::gpuio()).unwrap();
         let ring = ring.enable().unwrap();
         let buf = staging.region().host_ptr.as_ptr();

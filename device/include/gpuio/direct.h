@@ -369,8 +369,8 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
  * files and access the host declared, and nothing beyond them. Of the SQE flags only
  * IOSQE_ASYNC passes besides IOSQE_FIXED_FILE (links, drains, buffer selection and
  * skipped completions are -EACCES): it picks which kernel thread runs a request, not
- * what the request reaches; on a socket or pipe read it holds one of the ring's few
- * stream workers (core/src/direct/host.rs) while it waits. */
+ * what the request reaches; on a socket or pipe read it holds one of the ring's capped
+ * io workers (DirectBuilder::io_workers, core/src/direct/mod.rs) while it waits. */
 GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe *sqe) {
   if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
