@@ -262,6 +262,11 @@ pub struct DirectState {
     /// `Channel::stats` by plain stores.
     pub completed: u64,
     pub failed: u64,
+    /// Marked writes in flight per bucket of files (`endpoint % 32`): a submitter
+    /// takes one while fewer than the header's `GPUIO_DIRECT_WRITE_DEPTH` are, the
+    /// reap-lock holder gives it back with the write's completion, so that one file's
+    /// large writes do not queue on its lock in many io-wq workers at once.
+    pub write_gates: [u32; 32],
 }
 
 /// Per-slot state of the direct transport (device-local). Zeroed memory is "turn 0,
@@ -279,7 +284,9 @@ pub struct DirectSlot {
     pub sq_ready: u64,
     /// The CQE's `res`, valid once `done == pos + 1`.
     pub res: i32,
-    pub _pad: u32,
+    /// 1 + the write gate ([`DirectState::write_gates`]) the request in flight
+    /// holds, or 0.
+    pub gate: u32,
     pub _pad2: u64,
 }
 
@@ -764,7 +771,7 @@ const _: () = {
     assert!(size_of::<Endpoint>() == 16);
     assert!(size_of::<DirectSlot>() == 64);
     assert!(size_of::<Turn>() == 32);
-    assert!(size_of::<DirectState>() == 64);
+    assert!(size_of::<DirectState>() == 192);
     assert!(size_of::<DirectRing>() == 112);
     assert!(size_of::<Stats>() == 64);
     assert!(size_of::<Queue>() == 64);
@@ -828,9 +835,9 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         }
         DirectState as "gpuio_direct_state" {
             reserve, sq_reserve, published, publish_lock, reap_lock, reaped, completed,
-            failed,
+            failed, write_gates,
         }
-        DirectSlot as "gpuio_direct_slot" { turn, done, sq_ready, res, _pad, _pad2 }
+        DirectSlot as "gpuio_direct_slot" { turn, done, sq_ready, res, gate, _pad2 }
         ForwardQueue as "gpuio_forward_queue" { entries, state, slot_state, rings, _reserved }
         ForwardState as "gpuio_forward_state" { reserve, _pad }
         Turn as "gpuio_turn" { word, holder, since, holder_thread, _pad }

@@ -107,7 +107,12 @@ typedef struct alignas(64) gpuio_direct_state {
   gpuio_u64 reaped;    /* CQEs consumed (full-width CQ head), reap-lock holder only */
   gpuio_u64 completed; /* completions res >= 0, reap-lock holder only */
   gpuio_u64 failed;    /* completions res < 0, reap-lock holder only */
+  /* Marked writes in flight per bucket of files (endpoint % GPUIO_DIRECT_WRITE_GATES):
+   * a submitter takes one below GPUIO_DIRECT_WRITE_DEPTH (gpuio/direct.h), the
+   * reap-lock holder gives it back with the write's completion. */
+  gpuio_u32 write_gates[32];
 } gpuio_direct_state;
+#define GPUIO_DIRECT_WRITE_GATES 32u
 
 /* One request slot's turns, device-local (the slots of forward, mailbox, direct;
  * gpuio/api.h, abi.rs Turn). Zeroed: turn 0, FREE. */
@@ -124,7 +129,7 @@ typedef struct gpuio_direct_slot {
   gpuio_u64 done;     /* pos + 1 once the CQE of position pos is reaped into res */
   gpuio_u64 sq_ready; /* q + 1 once SQ position q (q % sq_entries == this slot) is written */
   gpuio_i32 res;      /* CQE res, valid once done == pos + 1 */
-  gpuio_u32 _pad;
+  gpuio_u32 gate;     /* 1 + the write gate the request in flight holds, or 0 */
   gpuio_u64 _pad2;
 } gpuio_direct_slot;
 
@@ -260,7 +265,7 @@ static_assert(sizeof(gpuio_mailbox_port) == 192, "gpuio_mailbox_port");
 static_assert(sizeof(gpuio_endpoint) == 16, "gpuio_endpoint");
 static_assert(sizeof(gpuio_direct_slot) == 64, "gpuio_direct_slot");
 static_assert(sizeof(gpuio_turn) == 32, "gpuio_turn");
-static_assert(sizeof(gpuio_direct_state) == 64, "gpuio_direct_state");
+static_assert(sizeof(gpuio_direct_state) == 192, "gpuio_direct_state");
 static_assert(sizeof(gpuio_direct_ring) == 112, "gpuio_direct_ring");
 static_assert(sizeof(gpuio_channel) == 384, "gpuio_channel");
 static_assert(sizeof(gpuio_queue) == 64, "gpuio_queue");

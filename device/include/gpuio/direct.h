@@ -67,6 +67,17 @@
  * the copy. */
 #define GPUIO_DIRECT_ASYNC_BYTES 65536u
 
+/* How many marked writes of one file (of one bucket of files: endpoint %
+ * GPUIO_DIRECT_WRITE_GATES) may be in flight at once; the next waits on the device
+ * for one of them to complete (gpuio_direct_gate_take). The kernel does not keep a
+ * file's marked writes apart: a request marked IOSQE_ASYNC on a fixed file is io-wq's
+ * unbounded kind of work, which it never serializes by file, so every worker the
+ * ring allows took one of the file's writes and all but one queued on the file's
+ * lock, spinning (H200, 2026-11-28: one file's 1 MiB writes from the whole device,
+ * 16 workers, 3.04 GB/s at 4.1 s of host CPU per GB). Writes of different files
+ * still run side by side. */
+#define GPUIO_DIRECT_WRITE_DEPTH 1u
+
 /* CQEs a reaper reads at once (gpuio_direct_reap). */
 #define GPUIO_DIRECT_REAP_BATCH 8u
 
@@ -134,11 +145,25 @@ GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
   }
 }
 
+/* Gives back a place in write gate `gate`. Called by the reap-lock holder. */
+GPUIO_FN void gpuio_direct_gate_give(const gpuio_channel *ch, gpuio_u32 gate) {
+  gpuio_u32 *g = &gpuio_direct_st(ch)->write_gates[gate];
+  for (gpuio_u32 held = gpuio_ld_relaxed_32(g); held != 0u;) {
+    const gpuio_u32 was = gpuio_cas_32(g, held, held - 1u);
+    if (was == held) return;
+    held = was;
+  }
+}
+
 /* Writes SQE `s->index` (a copy of `sqe` with user_data = position, and above it
  * the errno `refused` of a request answered by a NOP), takes the next SQ position
- * for it, and publishes. The caller holds the slot. */
-GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_slot *s, const gpuio_sqe *sqe, gpuio_u32 refused) {
+ * for it, and publishes. `gate`: 1 + the write gate the request holds (given back
+ * with its completion), or 0. The caller holds the slot. */
+GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_slot *s, const gpuio_sqe *sqe, gpuio_u32 refused,
+                                gpuio_u32 gate) {
   gpuio_direct_state *st = gpuio_direct_st(ch);
+  /* Before the stamp below, which orders it before the completion's reaper reads it. */
+  gpuio_st_relaxed_32(&gpuio_direct_slot_at(ch, s->index)->gate, gate);
   const gpuio_u64 q = gpuio_fetch_add_64(&st->sq_reserve, 1u);
   /* Close handshake (top of this file): the position, then the shared `closing`
    * (the host's fence orders its store of that word, not of the kernel's copy). */
@@ -172,6 +197,9 @@ GPUIO_FN void gpuio_direct_complete(const gpuio_channel *ch, gpuio_u64 pos, gpui
       gpuio_impl_turn_state(gpuio_ld_relaxed_64(&sl->turn.word)) == GPUIO_SLOT_FREE)
     return;
   if (gpuio_ld_relaxed_64(&sl->done) == pos + 1) return; /* answered already: a replay */
+  /* Once per request: before `done`, after which the slot may be taken again. */
+  const gpuio_u32 gate = gpuio_ld_relaxed_32(&sl->gate);
+  if (gate != 0u && gate <= GPUIO_DIRECT_WRITE_GATES) gpuio_direct_gate_give(ch, gate - 1u);
   gpuio_st_relaxed_32((gpuio_u32 *)&sl->res, (gpuio_u32)res);
   gpuio_st_release_dev_64(&sl->done, pos + 1); /* res before the stamp */
 }
@@ -269,7 +297,24 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
 
 /* Submits a raw SQE in an acquired slot (copied verbatim except user_data). */
 GPUIO_FN void gpuio_direct_submit_sqe(const gpuio_channel *ch, gpuio_slot *s, const gpuio_sqe *sqe) {
-  gpuio_direct_fill(ch, s, sqe, 0u);
+  gpuio_direct_fill(ch, s, sqe, 0u, 0u);
+}
+
+/* Takes a place in write gate `gate` (below GPUIO_DIRECT_WRITE_DEPTH writes in
+ * flight), waiting for one until `deadline`: 0, or -ETIMEDOUT / -ESHUTDOWN holding
+ * none. The gate is device-local and only looked at until it is tried; meanwhile the
+ * waiter reaps, since the write that holds the gate may be waiting for a reaper. */
+GPUIO_FN int gpuio_direct_gate_take(const gpuio_channel *ch, gpuio_u32 gate, gpuio_u64 deadline) {
+  gpuio_u32 *g = &gpuio_direct_st(ch)->write_gates[gate];
+  gpuio_impl_backoff backoff = {0u};
+  for (;;) {
+    const gpuio_u32 held = gpuio_ld_relaxed_32(g);
+    if (held < GPUIO_DIRECT_WRITE_DEPTH && gpuio_cas_32(g, held, held + 1u) == held) return 0;
+    if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
+    if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
+    gpuio_direct_reap(ch);
+    gpuio_impl_backoff_pause(&backoff, 1024u);
+  }
 }
 
 /* Turns a request into its SQE and submits it. A request the rulebook refuses
@@ -284,7 +329,7 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
   e.opcode = GPUIO_IORING_OP_NOP;
   const int refused = gpuio_impl_check_request(ch, r);
   if (refused) {
-    gpuio_direct_fill(ch, s, &e, (gpuio_u32)-refused);
+    gpuio_direct_fill(ch, s, &e, (gpuio_u32)-refused, 0u);
     return;
   }
   /* Past the rulebook the op is one of these seven, and the rest is in range. SEND
@@ -306,7 +351,23 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
     e.buf_index = 0;
     if (positioned && r->len >= GPUIO_DIRECT_ASYNC_BYTES) e.flags |= GPUIO_IOSQE_ASYNC;
   }
-  gpuio_direct_fill(ch, s, &e, 0u);
+  gpuio_u32 gate = 0;
+  if (writes && (e.flags & GPUIO_IOSQE_ASYNC)) {
+    /* A file's marked writes one at a time (GPUIO_DIRECT_WRITE_DEPTH); a write that
+     * cannot have its turn in time is answered by a NOP with the errno instead. */
+    const gpuio_u32 g = r->endpoint % GPUIO_DIRECT_WRITE_GATES;
+    const int w = gpuio_direct_gate_take(ch, g, gpuio_impl_deadline_after(s->timeout_ns));
+    if (w) {
+      gpuio_direct_count_timeout(ch, w);
+      gpuio_sqe nop = {};
+      nop.flags = GPUIO_IOSQE_FIXED_FILE;
+      nop.opcode = GPUIO_IORING_OP_NOP;
+      gpuio_direct_fill(ch, s, &nop, (gpuio_u32)-w, 0u);
+      return;
+    }
+    gate = g + 1u;
+  }
+  gpuio_direct_fill(ch, s, &e, 0u, gate);
 }
 
 /* Whether the request was answered (no waiting; reaps if nobody else is): 1 with
