@@ -670,8 +670,11 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
  * slot still held, or -ETIMEDOUT with the slot abandoned. */
 GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
+  /* One deadline for the whole request, taken before the submit: a submit may wait
+   * too (direct's gate for one file's large writes, gpuio/direct.h). */
+  const gpuio_u64 deadline = gpuio_impl_deadline_after(s->timeout_ns);
   gpuio_impl_submit(ch, s, r);
-  return gpuio_impl_wait(ch, s, gpuio_impl_deadline_after(s->timeout_ns), result);
+  return gpuio_impl_wait(ch, s, deadline, result);
 }
 
 /* gpuio_impl_run, then release: the result or -errno. */
