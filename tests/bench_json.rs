@@ -369,22 +369,26 @@ fn check_bulk(name: &str, figures: &[serde_json::Value]) {
     }
 }
 
-#[test]
-fn bench_only_bulk_measures_the_1_mib_figures_with_their_references_and_nothing_else() {
+/// `gpuio bench --only <part> --quick --json` with a calibration path of its own:
+/// the JSON document, whether a calibration was stored, and the words on stderr.
+fn bench_only(part: &str) -> (serde_json::Value, bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let calibration = dir.path().join("calibration.json");
-    let out = run(gpuio(&["bench", "--only", "bulk", "--quick", "--json"])
+    let out = run(gpuio(&["bench", "--only", part, "--quick", "--json"])
         .env("GPUIO_CALIBRATION", &calibration));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "bench failed: {stderr}");
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+    let doc = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}); stderr: {stderr}"));
+    (doc, calibration.exists(), stderr)
+}
+
+#[test]
+fn bench_only_bulk_measures_the_1_mib_figures_with_their_references_and_nothing_else() {
+    let (doc, calibrated, _) = bench_only("bulk");
     assert!(doc["references"]["figures"].is_array(), "{doc}");
     assert!(doc["queues"].is_null(), "no host queues: {doc}");
-    assert!(
-        !calibration.exists(),
-        "no calibration from bulk figures alone"
-    );
+    assert!(!calibrated, "no calibration from bulk figures alone");
     let pairs = doc["pairs"].as_array().expect("pairs");
     assert!(!pairs.is_empty(), "{doc}");
     for pair in pairs {
@@ -400,20 +404,10 @@ fn bench_only_bulk_measures_the_1_mib_figures_with_their_references_and_nothing_
 
 #[test]
 fn bench_only_latency_measures_each_pairs_round_trips_against_the_floor_and_nothing_else() {
-    let dir = tempfile::tempdir().unwrap();
-    let calibration = dir.path().join("calibration.json");
-    let out = run(gpuio(&["bench", "--only", "latency", "--quick", "--json"])
-        .env("GPUIO_CALIBRATION", &calibration));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "bench failed: {stderr}");
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}); stderr: {stderr}"));
+    let (doc, calibrated, stderr) = bench_only("latency");
     assert!(doc["references"].is_null(), "no bulk references: {doc}");
     assert!(doc["queues"].is_null(), "no host queues: {doc}");
-    assert!(
-        !calibration.exists(),
-        "no calibration from round trips alone"
-    );
+    assert!(!calibrated, "no calibration from round trips alone");
     let pairs = doc["pairs"].as_array().expect("pairs");
     assert!(!pairs.is_empty(), "{doc}");
     for pair in pairs {
