@@ -42,9 +42,12 @@
 //! `sq_ready` stamped, the publish lock (test, try, unlock, fence, look again), the
 //! reap lock and a reaper handing each CQE's `res` to its slot, waiters that reap, a
 //! waiter that abandons its slot after one look, the kernel's SQPOLL thread in both
-//! orders, the waker's look. Not modelled: `closing` and the `-ESHUTDOWN` NOP,
-//! deadlines and passing over a stuck slot (clock-driven), requests the rulebook
-//! refuses (a NOP like any other here), warps, the SQPOLL thread's sleep and wake-up,
+//! orders, the waker's look, a marked write's gate (taken before the fill, given back
+//! by the reaper with the completion; uncontended here: a second submitter spinning
+//! on it while the kernel and a reaper run is past what loom finishes). Not
+//! modelled: `closing` and the `-ESHUTDOWN` NOP, deadlines and passing over a stuck
+//! slot (clock-driven), requests the rulebook refuses (a NOP like any other here),
+//! warps, the SQPOLL thread's sleep and wake-up,
 //! the counters but `submitted` (the published count the waker reads) and `completed`.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p gpuio-core --lib --release loom`.
@@ -111,10 +114,15 @@ struct Ring {
     reap_lock: AtomicU32,
     reaped: AtomicU64,
     st_completed: AtomicU64,
+    /// One of `write_gates` (the one file the gated requests here write).
+    gate: AtomicU32,
     // DirectSlot[slots] (`turn` is in `turns`).
     done: Vec<AtomicU64>,
     sq_ready: Vec<AtomicU64>,
     res: Vec<UnsafeCell<i32>>,
+    /// `DirectSlot::gate`: written by the submitter before its stamp, read by the
+    /// reaper that completes the request.
+    slot_gate: Vec<UnsafeCell<u32>>,
     /// Each slot's staging chunk.
     staging: Vec<UnsafeCell<u64>>,
 }
@@ -142,9 +150,11 @@ impl Ring {
             reap_lock: AtomicU32::new(0),
             reaped: AtomicU64::new(0),
             st_completed: AtomicU64::new(0),
+            gate: AtomicU32::new(0),
             done: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             sq_ready: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             res: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
+            slot_gate: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
             staging: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
         })
     }
@@ -219,7 +229,32 @@ impl Ring {
     /// `sq_array[q % sq_entries]`, the stamp `sq_ready = q + 1` (release), a fence,
     /// then the publish.
     fn submit(&self, pos: u64, staged: u64) {
+        self.submit_gated(pos, staged, false);
+    }
+
+    /// `gpuio_direct_submit` of a marked write when `gated`: a place in the gate
+    /// first (`gpuio_direct_gate_take`, without a deadline: reap, yield, look again),
+    /// then `gpuio_direct_fill` with the slot's `gate` written first.
+    fn submit_gated(&self, pos: u64, staged: u64, gated: bool) {
         let index = self.at(pos);
+        if gated {
+            loop {
+                let held = self.gate.load(Ordering::Relaxed);
+                if held < 1
+                    && self
+                        .gate
+                        .compare_exchange(held, held + 1, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    break;
+                }
+                self.reap();
+                loom::thread::yield_now();
+            }
+        }
+        // SAFETY: the slot is held; loom checks that the reaper's read of the slot's
+        // previous request's gate happens before.
+        self.slot_gate[index].with_mut(|p| unsafe { *p = u32::from(gated) });
         self.staging[index].with_mut(|p| {
             // SAFETY: the slot is held from its turn until released or abandoned;
             // loom checks that the kernel's use of the chunk for the slot's previous
@@ -259,6 +294,14 @@ impl Ring {
         }
         if self.done[index].load(Ordering::Relaxed) == pos + 1 {
             return;
+        }
+        // SAFETY: written by the submitter before its stamp; loom checks that the
+        // stamp, the SQ tail and the CQ tail carry it here.
+        if self.slot_gate[index].with(|p| unsafe { *p }) != 0 {
+            // `gpuio_direct_gate_give` (which floors at zero; here a give of a gate
+            // not held is a failure of the model).
+            let was = self.gate.fetch_sub(1, Ordering::Relaxed);
+            assert_eq!(was, 1, "a write gate given back that was not held");
         }
         // SAFETY: the reap-lock holder alone writes `res`, and its waiter reads it
         // after acquiring `done`; loom checks both.
@@ -596,6 +639,35 @@ fn an_abandoned_slot_is_taken_over_only_once_its_answer_was_reaped() {
         let (first, second) = device.join().unwrap();
         assert!(first.is_none() || first == Some(5), "{first:?}");
         assert_eq!(second, (1, 8), "position 1 answered with its own result");
+        ring.check_settled(2);
+    });
+}
+
+/// One slot, two laps: a gated write, then a request that is not gated. The first's
+/// gate is given back once, by its completion, before the slot is taken again; the
+/// second's completion gives nothing back (the slot's `gate` was rewritten for it
+/// after the reaper read the first's).
+#[test]
+fn a_write_gate_is_given_back_once_with_its_completion_and_the_slot_forgets_it() {
+    model(|| {
+        let ring = Ring::new(1);
+        let device = {
+            let ring = ring.clone();
+            loom::thread::spawn(move || {
+                let first = ring.acquire();
+                ring.submit_gated(first, 6, true);
+                let a = ring.wait(first);
+                ring.turns.release(first);
+                (a, ring.request(11))
+            })
+        };
+        ring.sqpoll(2, Kernel::Async);
+        assert_eq!(device.join().unwrap(), (6, (1, 11)));
+        assert_eq!(
+            ring.gate.load(Ordering::Relaxed),
+            0,
+            "the gate is free again"
+        );
         ring.check_settled(2);
     });
 }
