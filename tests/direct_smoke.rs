@@ -457,6 +457,57 @@ GPUIO_KERNEL(inflate)(const gpuio_channel *ch, gpuio_u64 *p) {
 }
 
 #[test]
+fn a_large_write_whose_files_gate_is_never_free_goes_without_its_turn_and_lands() {
+    // The kernel holds its file's write gate (as a write in flight would) and never
+    // gives it back, then writes 64 KiB from the user staging area: a transfer that
+    // large is marked for the kernel's workers and waits for its file's gate. It
+    // waits half its timeout, then goes without its turn: the gate is for speed, and
+    // a write must not fail for want of it.
+    const HOLDER: &str = r#"
+#include "gpuio.h"
+GPUIO_KERNEL(gate_held)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u32 ep = (gpuio_u32)p[0];
+  const gpuio_u32 gate = ep % GPUIO_DIRECT_WRITE_GATES;
+  for (gpuio_u32 i = 0; i < GPUIO_DIRECT_WRITE_DEPTH; ++i)
+    if (gpuio_direct_gate_take(ch, gate, gpuio_impl_deadline(ch)) != 1) return;
+  gpuio_u64 off = 0, len = 0;
+  char *staging = gpuio_user_staging(ch, &off, &len);
+  if (!staging || len < p[1]) return;
+  for (gpuio_u64 i = 0; i < p[1]; ++i) staging[i] = (char)(i * 7u + 3u);
+  p[2] = (gpuio_u64)gpuio_pwrite_staged(ch, ep, off, p[1], 0);
+}
+"#;
+    let Some(module) = probe_support::load_on_cpu("gate_held.cu", HOLDER) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gated.bin");
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let mut config = ChannelConfig {
+        call_timeout: Duration::from_millis(400),
+        ..config(4)
+    };
+    let ep = config.endpoint(Endpoint::file("gated", &file, Access::READ_WRITE).unwrap());
+    let ch = open(config);
+    let bytes = 64u64 << 10;
+    let p = module
+        .launch("gate_held", 1, 1, &ch, &[u64::from(ep), bytes, u64::MAX])
+        .unwrap()
+        .join(JOIN)
+        .unwrap();
+    assert_eq!(p[2] as i64, bytes as i64, "the write's answer");
+    let got = std::fs::read(&path).unwrap();
+    let want: Vec<u8> = (0..bytes).map(|i| (i * 7 + 3) as u8).collect();
+    assert!(got == want, "the file holds the 64 KiB written");
+    assert_clean(&ch.close());
+}
+
+#[test]
 fn a_read_of_an_empty_pipe_does_not_stall_the_other_threads_writes() {
     // 8 slots, so the read's slot comes round again and again; the SQ has 8 entries,
     // so every write passes the read's SQ position many times over.

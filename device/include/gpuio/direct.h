@@ -69,7 +69,8 @@
 
 /* How many marked writes of one file (of one bucket of files: endpoint %
  * GPUIO_DIRECT_WRITE_GATES) may be in flight at once; the next waits on the device
- * for one of them to complete (gpuio_direct_gate_take). The kernel does not keep a
+ * for one of them to complete (gpuio_direct_gate_take), for at most half its
+ * timeout, then goes anyway. The kernel does not keep a
  * file's marked writes apart: a request marked IOSQE_ASYNC on a fixed file is io-wq's
  * unbounded kind of work, which it never serializes by file, so every worker the
  * ring allows took one of the file's writes and all but one queued on the file's
@@ -300,18 +301,31 @@ GPUIO_FN void gpuio_direct_submit_sqe(const gpuio_channel *ch, gpuio_slot *s, co
   gpuio_direct_fill(ch, s, sqe, 0u, 0u);
 }
 
+/* Submits, in place of a request, a NOP whose completion answers it with `err`
+ * (-errno). The caller holds the slot. */
+GPUIO_FN void gpuio_direct_refuse(const gpuio_channel *ch, gpuio_slot *s, int err) {
+  gpuio_sqe nop = {};
+  nop.flags = GPUIO_IOSQE_FIXED_FILE; /* the ring requires it on every SQE */
+  nop.opcode = GPUIO_IORING_OP_NOP;
+  gpuio_direct_fill(ch, s, &nop, (gpuio_u32)-err, 0u);
+}
+
 /* Takes a place in write gate `gate` (below GPUIO_DIRECT_WRITE_DEPTH writes in
- * flight), waiting for one until `deadline`: 0, or -ETIMEDOUT / -ESHUTDOWN holding
- * none. The gate is device-local and only looked at until it is tried; meanwhile the
+ * flight), waiting for one until `until`: 1 holding a place, 0 holding none (the
+ * wait ran out: the write goes without its turn), or -ESHUTDOWN. The gate only
+ * spares the kernel's workers a pile-up on one file's lock, so a write never fails
+ * for want of it: the gate is a compare-and-swap, not a queue, and a waiter can lose
+ * it to others again and again (the CPU device, 64 threads on one file and one core:
+ * 5 s). The gate is device-local and only looked at until it is tried; meanwhile the
  * waiter reaps, since the write that holds the gate may be waiting for a reaper. */
-GPUIO_FN int gpuio_direct_gate_take(const gpuio_channel *ch, gpuio_u32 gate, gpuio_u64 deadline) {
+GPUIO_FN int gpuio_direct_gate_take(const gpuio_channel *ch, gpuio_u32 gate, gpuio_u64 until) {
   gpuio_u32 *g = &gpuio_direct_st(ch)->write_gates[gate];
   gpuio_impl_backoff backoff = {0u};
   for (;;) {
     const gpuio_u32 held = gpuio_ld_relaxed_32(g);
-    if (held < GPUIO_DIRECT_WRITE_DEPTH && gpuio_cas_32(g, held, held + 1u) == held) return 0;
+    if (held < GPUIO_DIRECT_WRITE_DEPTH && gpuio_cas_32(g, held, held + 1u) == held) return 1;
     if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
-    if (gpuio_impl_past(deadline)) return -GPUIO_ETIMEDOUT;
+    if (gpuio_impl_past(until)) return 0;
     gpuio_direct_reap(ch);
     gpuio_impl_backoff_pause(&backoff, 1024u);
   }
@@ -324,14 +338,14 @@ GPUIO_FN int gpuio_direct_gate_take(const gpuio_channel *ch, gpuio_u32 gate, gpu
  * the public calls' checks (gpuio_impl_request_raw) gets the same answer on direct
  * as on the other transports, and counts as failed like there. */
 GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
+  const int refused = gpuio_impl_check_request(ch, r);
+  if (refused) {
+    gpuio_direct_refuse(ch, s, refused);
+    return;
+  }
   gpuio_sqe e = {};
   e.flags = GPUIO_IOSQE_FIXED_FILE; /* the ring requires it on every SQE */
   e.opcode = GPUIO_IORING_OP_NOP;
-  const int refused = gpuio_impl_check_request(ch, r);
-  if (refused) {
-    gpuio_direct_fill(ch, s, &e, (gpuio_u32)-refused, 0u);
-    return;
-  }
   /* Past the rulebook the op is one of these seven, and the rest is in range. SEND
    * and RECV (on a socket alone, by the rulebook) go as WRITE_FIXED / READ_FIXED
    * on the socket's fixed file, which on a socket are send(2) / recv(2) without
@@ -353,19 +367,17 @@ GPUIO_FN void gpuio_direct_submit(const gpuio_channel *ch, gpuio_slot *s, const 
   }
   gpuio_u32 gate = 0;
   if (writes && (e.flags & GPUIO_IOSQE_ASYNC)) {
-    /* A file's marked writes one at a time (GPUIO_DIRECT_WRITE_DEPTH); a write that
-     * cannot have its turn in time is answered by a NOP with the errno instead. */
+    /* A file's marked writes one at a time (GPUIO_DIRECT_WRITE_DEPTH). A write waits
+     * for its turn at most half its timeout, then goes without it, leaving the rest
+     * of the timeout for its answer; one the channel's close overtakes is answered by
+     * a NOP with -ESHUTDOWN. */
     const gpuio_u32 g = r->endpoint % GPUIO_DIRECT_WRITE_GATES;
-    const int w = gpuio_direct_gate_take(ch, g, gpuio_impl_deadline_after(s->timeout_ns));
-    if (w) {
-      gpuio_direct_count_timeout(ch, w);
-      gpuio_sqe nop = {};
-      nop.flags = GPUIO_IOSQE_FIXED_FILE;
-      nop.opcode = GPUIO_IORING_OP_NOP;
-      gpuio_direct_fill(ch, s, &nop, (gpuio_u32)-w, 0u);
+    const int w = gpuio_direct_gate_take(ch, g, gpuio_impl_deadline_after(s->timeout_ns / 2u));
+    if (w < 0) {
+      gpuio_direct_refuse(ch, s, w);
       return;
     }
-    gate = g + 1u;
+    if (w) gate = g + 1u;
   }
   gpuio_direct_fill(ch, s, &e, 0u, gate);
 }
