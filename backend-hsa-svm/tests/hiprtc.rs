@@ -1,5 +1,8 @@
-//! hiprtc compiles gpuio kernels for AMD GPUs: the embedded `gpuio.h` and the
-//! conformance kernels, for gfx90a (CDNA2), gfx940 (CDNA3) and gfx1030 (RDNA2).
+//! hiprtc compiles gpuio kernels for AMD GPUs: the embedded `gpuio.h`, for gfx90a
+//! (CDNA2), gfx940 (CDNA3) and gfx1030 (RDNA2), and the conformance kernels for
+//! gfx90a. (The conformance kernels' device code for every target is compiled by
+//! `device/tests/hip_compile.rs`, through the same LLVM; here they are about the run
+//! time compile path, which one target shows, at ~2 minutes of one core a target.)
 //! Nothing here runs a kernel: there is no AMD GPU, and no HSA device runner yet.
 //!
 //! Where no hiprtc loads, each test says it is skipped and what is missing; where
@@ -142,26 +145,6 @@ fn the_conformance_kernels_compile_for_gfx90a() {
     let Some(c) = compiler() else { return };
     let src = gpuio_device::header::KERNELS_SOURCE;
     compiles_for(&c, "conformance.hip", src, "gfx90a", &conformance_kernels());
-}
-
-#[test]
-fn the_conformance_kernels_compile_for_gfx1030() {
-    let Some(c) = compiler() else { return };
-    let src = gpuio_device::header::KERNELS_SOURCE;
-    compiles_for(
-        &c,
-        "conformance.hip",
-        src,
-        "gfx1030",
-        &conformance_kernels(),
-    );
-}
-
-#[test]
-fn the_conformance_kernels_compile_for_gfx940_where_comgr_knows_it() {
-    let Some(c) = compiler() else { return };
-    let src = gpuio_device::header::KERNELS_SOURCE;
-    compiles_for(&c, "conformance.hip", src, "gfx940", &conformance_kernels());
 }
 
 #[test]
