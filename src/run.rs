@@ -28,6 +28,7 @@ use gpuio_core::{
     Access, ChannelConfig, CloseReport, Endpoint, LogConfig, QueueConfig, Receiver, RecvError,
 };
 
+use crate::bench::process_cpu_time;
 use crate::runtime::ChannelFactory;
 
 /// One `--file NAME=PATH[:r|w|rw]` argument.
@@ -470,15 +471,6 @@ fn write_queue(
     out.flush()
         .map_err(|e| format!("queue {name}: writing its messages: {e}"))?;
     Ok(QueueOutcome { messages, bytes })
-}
-
-/// User + system CPU time of this process so far (`CLOCK_PROCESS_CPUTIME_ID`).
-fn process_cpu_time() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-    Duration::new(
-        t.tv_sec.max(0) as u64,
-        t.tv_nsec.clamp(0, 999_999_999) as u32,
-    )
 }
 
 fn read_source(spec: &RunSpec) -> Result<(String, String), String> {

@@ -666,28 +666,46 @@ pub fn figures(
                     p.first_failure
                 ));
             }
-            out.push(figure(
-                transport, variant, layout, op, name, p, host, refs, slots, scale,
-            ));
+            let run = VariantRun {
+                transport,
+                variant,
+                layout,
+                host,
+                refs,
+                slots,
+                scale,
+            };
+            out.push(figure(&run, op, name, p));
         }
     }
     Ok(out)
 }
 
-/// The figure of one pass, held against every reference of its variant.
-#[allow(clippy::too_many_arguments)]
-fn figure(
+/// What the figures of one variant's passes share: the transport and layout they
+/// ran on, their channel's slots and the run's references.
+struct VariantRun<'a> {
     transport: TransportKind,
     variant: Variant,
     layout: Layout,
-    op: u64,
-    name: &str,
-    p: &Pass,
-    host: Option<&HostRefs>,
-    refs: &RunRefs,
+    /// The host references of this variant (measured once per repeat).
+    host: Option<&'a HostRefs>,
+    refs: &'a RunRefs,
     slots: u32,
     scale: Scale,
-) -> Figure {
+}
+
+/// The figure of one pass (kernel op `op`, called `name`), held against every
+/// reference of its variant.
+fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
+    let VariantRun {
+        transport,
+        variant,
+        layout,
+        host,
+        refs,
+        slots,
+        scale,
+    } = *run;
     let writes = op.is_multiple_of(2);
     let staged = op >= 2;
     let verb = if writes { "pwrite" } else { "pread" };

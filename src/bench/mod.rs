@@ -1058,8 +1058,8 @@ fn launch_wait_shape(
     Ok((p, start.elapsed()))
 }
 
-/// User + system CPU time of this process so far.
-fn process_cpu_time() -> Duration {
+/// User + system CPU time of this process so far (`CLOCK_PROCESS_CPUTIME_ID`).
+pub(crate) fn process_cpu_time() -> Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     Duration::new(
         t.tv_sec.max(0) as u64,
