@@ -48,6 +48,20 @@ fn assert_clean(report: &CloseReport) {
     assert_eq!(report.timed_out, 0, "{report}");
 }
 
+/// A new, empty file `name`, open for reading and writing, in a temp dir of its own
+/// (removed when the returned `TempDir` drops).
+fn new_file(name: &str) -> (tempfile::TempDir, std::path::PathBuf, File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    (dir, path, file)
+}
+
 #[test]
 fn nop_kernel_completes_every_nop_and_close_balances_the_counts() {
     let ch = open(config(16));
@@ -71,14 +85,7 @@ fn pwrite_pattern(threads: u32, writes: u64, slots: u32) {
 }
 
 fn pwrite_pattern_with(builder: &DirectBuilder, threads: u32, writes: u64, slots: u32) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pattern.bin");
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .unwrap();
+    let (_dir, path, file) = new_file("pattern.bin");
     let mut config = config(slots);
     let ep = config.endpoint(Endpoint::file("pattern", &file, Access::READ_WRITE).unwrap());
     let ch = open_with(builder, config);
@@ -190,14 +197,7 @@ fn pattern_from_64_threads_on_16_slots_lands_byte_exact_run_after_run() {
 
 #[test]
 fn bad_input_gets_each_errno_writes_nothing_and_leaves_the_channel_usable() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bad.bin");
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .unwrap();
+    let (_dir, path, file) = new_file("bad.bin");
     let read_only = File::open(&path).unwrap();
     let mut config = config(16);
     let ep = config.endpoint(Endpoint::file("rw", &file, Access::READ_WRITE).unwrap());
@@ -250,14 +250,7 @@ fn bad_input_gets_each_errno_writes_nothing_and_leaves_the_channel_usable() {
 
 #[test]
 fn close_while_writes_are_in_flight_drains_everything_accepted() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("closing.bin");
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .unwrap();
+    let (_dir, _, file) = new_file("closing.bin");
     let mut config = config(16);
     let ep = config.endpoint(Endpoint::file("out", &file, Access::READ_WRITE).unwrap());
     let mut ch = open(config);
@@ -480,14 +473,7 @@ GPUIO_KERNEL(gate_held)(const gpuio_channel *ch, gpuio_u64 *p) {
     let Some(module) = probe_support::load_on_cpu("gate_held.cu", HOLDER) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gated.bin");
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .unwrap();
+    let (_dir, path, file) = new_file("gated.bin");
     let mut config = ChannelConfig {
         call_timeout: Duration::from_millis(400),
         ..config(4)

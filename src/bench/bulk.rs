@@ -656,7 +656,15 @@ pub fn figures(
         drop(files);
         remove(&paths);
         let (passes, slots) = measured?;
-        let host = refs.host.iter().find(|h| h.variant == variant);
+        let run = VariantRun {
+            transport,
+            variant,
+            layout,
+            host: refs.host.iter().find(|h| h.variant == variant),
+            refs,
+            slots,
+            scale,
+        };
         for ((op, name), p) in PASSES.into_iter().zip(&passes) {
             if p.bytes == 0 {
                 return Err(format!(
@@ -666,15 +674,6 @@ pub fn figures(
                     p.first_failure
                 ));
             }
-            let run = VariantRun {
-                transport,
-                variant,
-                layout,
-                host,
-                refs,
-                slots,
-                scale,
-            };
             out.push(figure(&run, op, name, p));
         }
     }
@@ -697,15 +696,7 @@ struct VariantRun<'a> {
 /// The figure of one pass (kernel op `op`, called `name`), held against every
 /// reference of its variant.
 fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
-    let VariantRun {
-        transport,
-        variant,
-        layout,
-        host,
-        refs,
-        slots,
-        scale,
-    } = *run;
+    let (transport, variant, layout, host) = (run.transport, run.variant, run.layout, run.host);
     let writes = op.is_multiple_of(2);
     let staged = op >= 2;
     let verb = if writes { "pwrite" } else { "pread" };
@@ -741,7 +732,7 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
         };
         references.swap(0, main);
     }
-    if let Some(c) = &refs.copy {
+    if let Some(c) = &run.refs.copy {
         references.push(if writes {
             (
                 format!("copy ceiling, device to host ({})", c.how),
@@ -773,10 +764,11 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
     fig = fig
         .host_cpu_split(&p.cpu, p.bytes, p.chunks)
         .note(Some(format!(
-            "{} units x {} chunk{} of 1 MiB; channel of {slots} slots of 1 MiB",
+            "{} units x {} chunk{} of 1 MiB; channel of {} slots of 1 MiB",
             layout.units,
             layout.per,
-            if layout.per == 1 { "" } else { "s" }
+            if layout.per == 1 { "" } else { "s" },
+            run.slots
         )))
         .note((p.failures > 0).then(|| {
             format!(
@@ -787,7 +779,7 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
         .note((p.not_started > 0).then(|| {
             format!(
                 "{} chunks not started within the {:.0} s limit",
-                p.not_started, scale.bulk_seconds
+                p.not_started, run.scale.bulk_seconds
             )
         }));
     if variant.files == 1 && !staged {
