@@ -1,8 +1,8 @@
 //! hiprtc compiles gpuio kernels for AMD GPUs: the embedded `gpuio.h`, for gfx90a
 //! (CDNA2), gfx940 (CDNA3) and gfx1030 (RDNA2), and the conformance kernels for
-//! gfx90a. (The conformance kernels' device code for every target is compiled by
-//! `device/tests/hip_compile.rs`, through the same LLVM; here they are about the run
-//! time compile path, which one target shows, at ~2 minutes of one core a target.)
+//! gfx90a; `device/tests/hip_compile.rs` compiles them with hipcc (the same LLVM) for
+//! the other targets, so that each target's compile of them, ~2 minutes of one core,
+//! is made once in CI.
 //! Nothing here runs a kernel: there is no AMD GPU, and no HSA device runner yet.
 //!
 //! Where no hiprtc loads, each test says it is skipped and what is missing; where
@@ -140,6 +140,8 @@ fn conformance_kernels() -> Vec<&'static str> {
     names
 }
 
+/// The only compile of the conformance kernels for gfx90a (`hip_compile.rs` leaves
+/// that target to this test).
 #[test]
 fn the_conformance_kernels_compile_for_gfx90a() {
     let Some(c) = compiler() else { return };
