@@ -25,9 +25,10 @@
 //!   takes a device-local gate of its file's bucket (`write_gates`, endpoint % 32)
 //!   before its SQE is written, one write at a time, given back with its completion
 //!   (`GPUIO_DIRECT_WRITE_DEPTH`, `gpuio/direct.h`); a write that has waited half its
-//!   timeout for its turn goes without it, so the gate never fails a write. One file's 1 MiB writes from the
-//!   whole device: the same 3 GB/s at 0.65 s of host CPU per GB instead of 4.0; a
-//!   file per SM group: 18.3 GB/s instead of 8.9 (H200, run 104). Sockets' `SEND`/`RECV` requests go as
+//!   timeout for its turn goes without it, so the gate never fails a write. One
+//!   file's 1 MiB writes from the whole device: the same 3 GB/s at 0.65 s of host CPU
+//!   per GB instead of 4.0; a file per SM group: 18.3 GB/s instead of 8.9 (H200, run
+//!   104). Sockets' `SEND`/`RECV` requests go as
 //!   `WRITE_FIXED`/`READ_FIXED` too (the same calls on a socket): io_uring's `SEND`/`RECV` take a
 //!   buffer address no restriction binds to the staging area, so the ring refuses
 //!   them (`crate::request`, "Sockets"). Each registered file carries exactly its endpoint's

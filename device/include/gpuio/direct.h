@@ -70,13 +70,12 @@
 /* How many marked writes of one file (of one bucket of files: endpoint %
  * GPUIO_DIRECT_WRITE_GATES) may be in flight at once; the next waits on the device
  * for one of them to complete (gpuio_direct_gate_take), for at most half its
- * timeout, then goes anyway. The kernel does not keep a
- * file's marked writes apart: a request marked IOSQE_ASYNC on a fixed file is io-wq's
- * unbounded kind of work, which it never serializes by file, so every worker the
- * ring allows took one of the file's writes and all but one queued on the file's
- * lock, spinning (H200, 2026-11-28: one file's 1 MiB writes from the whole device,
- * 16 workers, 3.04 GB/s at 4.1 s of host CPU per GB). Writes of different files
- * still run side by side. */
+ * timeout, then goes anyway. The kernel does not keep a file's marked writes apart:
+ * a request marked IOSQE_ASYNC on a fixed file is io-wq's unbounded kind of work,
+ * which it never serializes by file, so every worker the ring allows took one of the
+ * file's writes and all but one queued on the file's lock, spinning (H200,
+ * 2026-11-28: one file's 1 MiB writes from the whole device, 16 workers, 3.04 GB/s
+ * at 4.1 s of host CPU per GB). Writes of different files still run side by side. */
 #define GPUIO_DIRECT_WRITE_DEPTH 1u
 
 /* CQEs a reaper reads at once (gpuio_direct_reap). */
