@@ -322,7 +322,9 @@ impl Ring {
         let mut reaped = self.reaped.load(Ordering::Relaxed);
         let mut head = reaped as u32;
         let tail = self.cq_tail.load(Ordering::Acquire);
-        if head == tail {
+        // Nothing new unless the tail is past the head (a tail read below the head
+        // is no lap of new CQEs: gpuio/direct.h).
+        if tail.wrapping_sub(head) as i32 <= 0 {
             Self::unlock(&self.reap_lock);
             return;
         }

@@ -219,7 +219,15 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_u64 reaped = gpuio_ld_relaxed_64(&st->reaped);
   gpuio_u32 head = (gpuio_u32)reaped;
   const gpuio_u32 tail = gpuio_ld_acquire_32(cq_tail); /* CQEs below it are written */
-  if (head == tail) {
+  /* Nothing new unless the tail is past the head. A CQ tail only grows, yet one was
+   * seen to read below a value read before (Linux 6.18, the CPU device, tests/
+   * sockets.rs with six copies at once, about once in 200 runs: the tail read 1, this
+   * reaper took that CQE, then the word read 0 for many reaps, and 4 at close; no
+   * code of gpuio's stores to it). Taken as a lap's worth of new CQEs, such a tail
+   * sent the head past it for good, a CQ's worth at every later reap: waiters' answers
+   * went unseen (-ETIMEDOUT), and close found the head tens of thousands past the
+   * tail and reported a scribbled ring. */
+  if ((gpuio_i32)(tail - head) <= 0) {
     gpuio_direct_unlock(&st->reap_lock);
     return;
   }
