@@ -240,9 +240,10 @@ fn engines_out_of_line_compile_for_every_amd_target() {
     compile_all(&hipcc, dir.path(), &jobs_for(&[src], &[]));
 }
 
-/// Every target but gfx90a, for which `backend-hsa-svm/tests/hiprtc.rs` compiles
-/// the same kernels through hiprtc (the same LLVM): the conformance kernels take ~2
-/// minutes of one core a target, the longest compile of the test job.
+/// Every target but [`HIPRTC_CONFORMANCE_TARGET`], for which
+/// `backend-hsa-svm/tests/hiprtc.rs` compiles the same kernels through hiprtc (the
+/// same LLVM): the conformance kernels take ~2 minutes of one core a target, the
+/// longest compile of the test job.
 #[test]
 fn conformance_kernels_compile_for_every_amd_target_hiprtc_does_not() {
     let Some(hipcc) = hipcc("conformance_kernels_compile_for_every_amd_target_hiprtc_does_not")
