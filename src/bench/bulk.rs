@@ -1,6 +1,7 @@
 //! Bulk figures (`gpuio bench`): 1 MiB `gpuio_pwrite_warp` / `gpuio_pread_warp`
 //! from every warp of the device (built-in kernel `bulk`; on the CPU device every
-//! thread is a warp), into one file and into one file per SM group
+//! thread is a warp; with `--quick`, as few warps per block as 128 MiB a pass needs,
+//! [`Scale::bulk_every_warp`]), into one file and into one file per SM group
 //! ([`GROUPS`] groups of consecutive blocks), in GB/s. Each figure is held against
 //! references measured in the same run, once per repeat and shared by every
 //! transport (they do not depend on it):
@@ -86,11 +87,13 @@ const STAGED_CHUNKS: u64 = 32;
 const BUFFER_CHUNKS: u64 = 256;
 
 /// Which chunks go where: `units` warps (or CPU threads), `per` chunks each,
-/// split into groups of consecutive units as the kernel `bulk` does.
+/// split into groups of consecutive units as the kernel `bulk` does; launched as
+/// `shape` (grid, block).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub units: u64,
     pub per: u64,
+    pub shape: (u32, u32),
 }
 
 impl Layout {
@@ -275,24 +278,37 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
     out
 }
 
-/// How many units the device's full shape has, and how many chunks each moves.
+/// The launch shape of the bulk passes, how many units it has and how many chunks
+/// each moves: the device's full shape, or with [`Scale::bulk_every_warp`] off, as
+/// few units per block as [`Scale::bulk_bytes`] needs.
 fn layout(device: &dyn Device, scale: Scale) -> Result<Layout, String> {
-    let ch = launch_channel(device, "the bulk layout")?;
-    let (p, _) = launch_wait_shape(
-        device,
-        &ch,
-        "bulk",
-        device.full_shape(),
-        &params(0, 1, 0, 0, 0, 0, 0),
-    )?;
-    let _ = ch.close();
-    let units = p[9];
-    if units == 0 {
-        return Err("bulk: the kernel reported no units".into());
+    let full = device.full_shape();
+    let units_of = |shape: (u32, u32)| -> Result<u64, String> {
+        let ch = launch_channel(device, "the bulk layout")?;
+        let (p, _) = launch_wait_shape(device, &ch, "bulk", shape, &params(0, 1, 0, 0, 0, 0, 0))?;
+        let _ = ch.close();
+        match p[9] {
+            0 => Err("bulk: the kernel reported no units".into()),
+            units => Ok(units),
+        }
+    };
+    let mut shape = full;
+    let mut units = units_of(full)?;
+    let threads = u64::from(full.0) * u64::from(full.1);
+    if !scale.bulk_every_warp && units * CHUNK > scale.bulk_bytes && threads % units == 0 {
+        // `lanes` threads make a unit (a warp); keep the grid, trim the blocks.
+        let lanes = threads / units;
+        let per_block = u64::from(full.1) / lanes.max(1);
+        let want = (scale.bulk_bytes / CHUNK)
+            .div_ceil(u64::from(full.0))
+            .clamp(1, per_block.max(1));
+        shape = (full.0, (want * lanes) as u32);
+        units = units_of(shape)?;
     }
     Ok(Layout {
         units,
         per: (scale.bulk_bytes / (units * CHUNK)).max(1),
+        shape,
     })
 }
 
@@ -574,7 +590,7 @@ fn pass(
         device,
         ch,
         "bulk",
-        device.full_shape(),
+        layout.shape,
         &params(
             ep,
             variant.files,
@@ -764,10 +780,12 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
     fig = fig
         .host_cpu_split(&p.cpu, p.bytes, p.chunks)
         .note(Some(format!(
-            "{} units x {} chunk{} of 1 MiB; channel of {} slots of 1 MiB",
+            "{} units x {} chunk{} of 1 MiB (launched {} x {}); channel of {} slots of 1 MiB",
             layout.units,
             layout.per,
             if layout.per == 1 { "" } else { "s" },
+            layout.shape.0,
+            layout.shape.1,
             run.slots
         )))
         .note((p.failures > 0).then(|| {

@@ -68,6 +68,11 @@ pub struct Scale {
     pub threads: u32,
     /// Bytes each bulk pass aims at (every unit moves at least one 1 MiB chunk).
     pub bulk_bytes: u64,
+    /// Whether every warp of the device (every thread on the CPU device) takes part
+    /// in a bulk pass, moving at least one chunk however many bytes that makes; if
+    /// not, each block runs only as many warps as [`Scale::bulk_bytes`] needs (at
+    /// least one, so that every SM still takes part).
+    pub bulk_every_warp: bool,
     /// A bulk pass starts no chunk after this many seconds.
     pub bulk_seconds: f64,
     /// Request slots of 1 MiB of the bulk channel (halved until one opens).
@@ -87,6 +92,10 @@ impl Scale {
         lines_per_thread: 100,
         threads: 64,
         bulk_bytes: 128 << 20,
+        // One warp per SM on an H200 (132 MiB a pass): with every warp taking part a
+        // pass moves 4.1 GiB, and the host references that replay it took 24–55 s
+        // of `--quick` (2026-11-28), which is to finish in under a minute.
+        bulk_every_warp: false,
         bulk_seconds: 3.0,
         bulk_slots: 256,
         copy_bytes: 64 << 20,
@@ -99,6 +108,7 @@ impl Scale {
         lines_per_thread: 1000,
         threads: 64,
         bulk_bytes: 1 << 30,
+        bulk_every_warp: true,
         bulk_seconds: 10.0,
         // 1 GiB of staging: a forward channel of 1024 slots has 16 rings, and 1 MiB
         // reads from every warp moved 27.5–31.1 GB/s against 14.2–16.3 with 256 slots

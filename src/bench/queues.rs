@@ -147,6 +147,7 @@ pub fn figures(
             bytes,
             target / (bytes / 64).max(1),
             ceiling,
+            NaiveLimits::for_scale(scale),
         )?);
     }
     for &bytes in &sizes {
@@ -197,6 +198,7 @@ fn to_host(
     bytes: u64,
     target: u64,
     ceiling: Option<f64>,
+    naive: NaiveLimits,
 ) -> Result<Vec<Figure>, String> {
     let (grid, block) = device.full_shape();
     let threads = u64::from(grid) * u64::from(block);
@@ -326,7 +328,7 @@ fn to_host(
         .map(|t| t.saturating_duration_since(launched).as_secs_f64() * 1e6);
     let copy = copy_back(device, per, bytes, (grid, block)).ok();
     let reference = copy.map(|(rate, _)| rate);
-    let naive = naive_ring(device, per, bytes, (grid, block));
+    let naive = naive_ring(device, per, bytes, (grid, block), naive);
     if let Ok((rate, _)) = &naive {
         eprintln!("gpuio bench:   {bytes} B, naive mapped ring: {rate:.2} M msg/s");
     }
@@ -435,17 +437,40 @@ fn naive_slots(bytes: u64) -> u64 {
     }
 }
 
-/// Messages the naive ring moves at most (each thread at least one): on a GPU every
-/// waiting thread polls the host's head across the bus, and the rate may collapse.
-const NAIVE_LIMIT: u64 = 1 << 20;
+/// How far the naive-ring reference goes: on a GPU every waiting thread polls the
+/// host's head across the bus, and the rate may collapse (H200, 2026-11-28: 4 KiB
+/// messages from 132 × 1024 threads through 512 slots, 109,568 of 135,168 taken
+/// in 10 s before threads gave up), so it is bounded in messages and in waiting.
+#[derive(Clone, Copy, Debug)]
+struct NaiveLimits {
+    /// Messages it moves at most (each thread at least one).
+    messages: u64,
+    /// The longest a thread waits for its slot, and the longest the host waits for
+    /// the next message.
+    wait: Duration,
+}
 
-/// The longest a thread of the naive ring waits for its slot, and the longest the
-/// host waits for the next message.
-const NAIVE_WAIT: Duration = Duration::from_secs(10);
+impl NaiveLimits {
+    /// A full run: up to 2^20 messages, 10 s waits; `--quick`: one message per
+    /// thread, 2 s waits (`--quick` is to finish in under a minute).
+    fn for_scale(scale: Scale) -> Self {
+        if scale.nops < Scale::FULL.nops {
+            NaiveLimits {
+                messages: 1,
+                wait: Duration::from_secs(2),
+            }
+        } else {
+            NaiveLimits {
+                messages: 1 << 20,
+                wait: Duration::from_secs(10),
+            }
+        }
+    }
+}
 
 /// Millions of messages per second the naive mapped ring moves
 /// (`gpuio_k_queue_naive`): every thread of `shape` sends `per` messages of `bytes`
-/// (fewer where that makes more than [`NAIVE_LIMIT`]) into one ring in shared
+/// (fewer where that makes more than `limits.messages`) into one ring in shared
 /// memory, each message its own slot and ready word, its position taken with one
 /// fetch-add on a counter in device memory; this thread takes them in order, checks
 /// each one's header the way the queue figure does, and stores its head every
@@ -456,6 +481,7 @@ fn naive_ring(
     per: u64,
     bytes: u64,
     shape: (u32, u32),
+    limits: NaiveLimits,
 ) -> Result<(f64, Duration), String> {
     use gpuio_device::kernels::naive_ring_data;
     if !(8..=4096).contains(&bytes) || !bytes.is_multiple_of(8) {
@@ -464,7 +490,7 @@ fn naive_ring(
         ));
     }
     let threads = u64::from(shape.0) * u64::from(shape.1);
-    let per = per.min(NAIVE_LIMIT / threads).max(1);
+    let per = per.min(limits.messages / threads).max(1);
     let total = threads * per;
     let slots = naive_slots(bytes);
     let data = naive_ring_data(slots);
@@ -487,7 +513,7 @@ fn naive_ring(
         .buffer(8, &0u64.to_le_bytes())
         .map_err(|e| format!("the naive ring's counter: {e}"))?;
     let ch = launch_channel(device, "the naive-ring kernel")?;
-    let wait_ns = NAIVE_WAIT.as_nanos() as u64;
+    let wait_ns = limits.wait.as_nanos() as u64;
     let release_every = (slots / 8).clamp(1, 64);
     let start = Instant::now();
     let run = device
@@ -519,7 +545,7 @@ fn naive_ring(
                 stalled = Some("a device thread stopped waiting for its slot");
                 break 'take;
             }
-            if since.elapsed() > NAIVE_WAIT {
+            if since.elapsed() > limits.wait {
                 stalled = Some("no message came for the host's wait limit");
                 break 'take;
             }
