@@ -773,13 +773,19 @@ mod tests {
         let q = queue(16);
         let mut rx = Receiver::new(q.clone());
         group_with_a_late_stamp(&q);
+        // The stamping thread is running before the drain starts (the barrier), and
+        // stamps 1 ms later, well inside the receiver's 10 ms allowance even on a
+        // loaded machine (2 ms after a spawn was once too late there).
+        let running = std::sync::Barrier::new(2);
         std::thread::scope(|s| {
             s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(2));
+                running.wait();
+                std::thread::sleep(Duration::from_millis(1));
                 q.stamp(0, 2)
                     .unwrap()
                     .store(cell::stamp(2, 5, 4), Ordering::Release);
             });
+            running.wait();
             // The run stops before position 2; the next look waits for its stamp.
             assert_eq!(
                 drain(&mut rx).unwrap(),
