@@ -20,6 +20,7 @@ use crate::runs::{self, Direction, Part};
 use crate::transport::{Backoff, CounterBlock, TransportError};
 use io_uring::{opcode, squeue, types, IoUring};
 
+use super::io_wq::Anchor;
 use super::queue::{self, BadStamp, QueueView, Stamp};
 
 /// First sleep in `io_uring_enter` while waiting for a completion; doubles up to
@@ -69,6 +70,8 @@ pub(crate) struct ForwarderConfig {
     /// itself, at most [`INLINE_PASS`] times that in a pass
     /// ([`ForwardBuilder::inline_writes`](super::ForwardBuilder::inline_writes)).
     pub inline_writes: usize,
+    /// The channel's io-wq anchor, entered before anything else ([`Anchor`]).
+    pub anchor: Option<Arc<Anchor>>,
 }
 
 /// A pass writes at most this many times [`ForwarderConfig::inline_writes`] bytes
@@ -374,6 +377,10 @@ impl Forwarder {
     /// Serves the queue until told to stop, then drains within the deadline.
     pub fn run(mut self) -> Exit {
         let _span = tracing::debug_span!("forwarder").entered();
+        // This thread's first io_uring call: its io-wq shares the anchor's hash map.
+        if let Some(anchor) = self.config.anchor.take() {
+            anchor.enter();
+        }
         let mut backoff = if self.config.lead {
             Backoff::new(self.config.idle_max)
         } else {

@@ -241,6 +241,31 @@ fn runs_past_the_forwarders_own_allowance_go_through_the_ring_and_land_whole() {
     });
 }
 
+#[test]
+fn forwarders_whose_workers_share_a_hash_map_two_by_two_land_one_files_rows_whole() {
+    // Four rings, their forwarders' io-wqs sharing a hash map in pairs (io_wq.rs),
+    // every run through the rings.
+    rows_published_together_land_whole(ForwardBuilder {
+        rings: 4,
+        min_ring_slots: 0,
+        inline_writes: 0,
+        wq_share: 2,
+        ..ForwardBuilder::default()
+    });
+}
+
+#[test]
+fn wq_share_comes_from_a_count_up_to_64_and_anything_else_keeps_the_default() {
+    use super::{wq_share_from, DEFAULT_WQ_SHARE};
+    assert_eq!(wq_share_from(None), DEFAULT_WQ_SHARE);
+    assert_eq!(wq_share_from(Some("0")), 0, "0: each forwarder its own");
+    assert_eq!(wq_share_from(Some(" 16 ")), 16);
+    assert_eq!(wq_share_from(Some("64")), 64);
+    for bad in ["", "65", "-1", "all"] {
+        assert_eq!(wq_share_from(Some(bad)), DEFAULT_WQ_SHARE, "{bad:?}");
+    }
+}
+
 /// A channel of 64 slots of 4 KiB on `file` (endpoint 0), for rows a test's
 /// "threads" write or read together.
 fn open_rows(builder: &ForwardBuilder, file: &std::fs::File) -> Channel {
