@@ -93,8 +93,8 @@ impl Scale {
         threads: 64,
         bulk_bytes: 128 << 20,
         // One warp per SM on an H200 (132 MiB a pass): with every warp taking part a
-        // pass moves 4.1 GiB, and the host references that replay it took 24–55 s
-        // of `--quick` (2026-11-28), which is to finish in under a minute.
+        // pass moves 4.1 GiB, and the host references that replay it took 24 s of
+        // `--quick`'s 62 s there (2026-11-28), which is to finish in under a minute.
         bulk_every_warp: false,
         bulk_seconds: 3.0,
         bulk_slots: 256,

@@ -171,9 +171,9 @@ pub struct ForwardBuilder {
     /// consecutive rings; 0 or 1: each its own, as without gpuio's help). Fewer
     /// workers queue on one file's lock and spin; fewer files are written side by
     /// side. Measured on an H200 host (ext4, 2026-11-28, 16 rings, 1 MiB writes from
-    /// every warp, two to four runs each): one file 2.93–3.52 GB/s in every setting, at
-    /// 2.9–3.5 s of host CPU per GB each its own, 1.15–1.39 in groups of 4,
-    /// 0.36–0.45 all 16 together; eight files 13.4–15.3 GB/s each its own, 13.7–15.0
+    /// every warp, four runs each): one file 2.67–3.52 GB/s in every setting, at
+    /// 2.9–3.5 s of host CPU per GB each its own, 1.15–1.48 in groups of 4,
+    /// 0.36–0.45 all 16 together; eight files 13.4–15.3 GB/s each its own, 13.7–15.1
     /// in groups of 4, 8.1–11.3 all together. [`DEFAULT_WQ_SHARE`] by default, or
     /// [`WQ_SHARE_ENV`] (`io_wq` module).
     pub wq_share: u32,
