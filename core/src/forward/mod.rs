@@ -174,7 +174,10 @@ pub struct ForwardBuilder {
     /// every warp, four runs each): one file 2.67–3.52 GB/s in every setting, at
     /// 2.9–3.5 s of host CPU per GB each its own, 1.15–1.48 in groups of 4,
     /// 0.36–0.45 all 16 together; eight files 13.4–15.3 GB/s each its own, 13.7–15.1
-    /// in groups of 4, 8.1–11.3 all together. [`DEFAULT_WQ_SHARE`] by default, or
+    /// in groups of 4, 8.1–11.3 all together; one file's 4 KiB pwrites from every
+    /// thread 0.75–0.84 M/s in groups of 4 at 2.6–2.7 s of host CPU per million,
+    /// 0.86–0.93 each its own at 4.9–5.5 (three runs each; NOPs, 64 B pwrites and
+    /// reads alike). [`DEFAULT_WQ_SHARE`] by default, or
     /// [`WQ_SHARE_ENV`] (`io_wq` module).
     pub wq_share: u32,
 }
