@@ -379,7 +379,9 @@ impl Forwarder {
         let _span = tracing::debug_span!("forwarder").entered();
         // This thread's first io_uring call: its io-wq shares the anchor's hash map.
         if let Some(anchor) = self.config.anchor.take() {
-            anchor.enter();
+            if let Err(e) = anchor.enter() {
+                tracing::debug!(error = %e, "io-wq anchor refused; this forwarder keeps its own");
+            }
         }
         let mut backoff = if self.config.lead {
             Backoff::new(self.config.idle_max)

@@ -1,44 +1,50 @@
-//! One io-wq hash map for every forwarder of a channel.
+//! One io-wq hash map for each group of a channel's forwarders.
 //!
 //! io_uring hands an op it cannot finish at once (a buffered write of 1 MiB, say)
 //! to an io-wq worker of the task that submitted it, and runs the writes of one
 //! regular file ("hashed" work, keyed by the inode) one at a time among the
 //! workers that share a hash map. Since Linux 5.12 a task's io-wq is made when the
-//! task first submits to a ring (or creates one), with that ring's hash map, and
-//! kept for the task's life. Forwarder threads that first submit to their own
-//! rings so get a hash map each, and one file's 1 MiB writes from sixteen
-//! forwarders ran on 32 workers at once, queued on the file's lock: on an H200
-//! (2026-11-28, `gpuio bench --only bulk`) 2.83 GB/s at 3.6 s of io-wq CPU per GB
-//! (10.5 cores busy), where one forwarder alone wrote the file at 3.40 GB/s with
-//! one worker at 0.29 s per GB.
+//! task first uses io_uring (submits to a ring, creates one, or registers one in
+//! its table of rings), with that ring's hash map, and kept for the task's life.
+//! Forwarder threads that first submit to their own rings so get a hash map each,
+//! and one file's 1 MiB writes from sixteen forwarders ran on 32 workers at once,
+//! queued on the file's lock: on an H200 (2026-11-28, `gpuio bench --only bulk`)
+//! 2.83 GB/s at 3.6 s of io-wq CPU per GB (10.5 cores busy), where one forwarder
+//! alone wrote the file at 3.40 GB/s with one worker at 0.29 s per GB.
 //!
-//! [`Anchor`] is a small ring that every forwarder thread of a group submits one
-//! NOP to before anything else, so that the group's io-wqs take the anchor's hash
-//! map: a file's writes then run one at a time within the group, and different
-//! files' side by side ([`ForwardBuilder::wq_share`](super::ForwardBuilder::wq_share)
-//! says how many forwarders make a group, and what each size was measured to do).
-//! It saves host CPU and changes nothing else: on a kernel that makes io-wqs
-//! another way nothing is shared, and a forwarder whose anchor could not be made
-//! (or whose NOP fails) works as before.
+//! [`Anchor`] is a ring, never submitted to, that every forwarder thread of a group
+//! registers in its own table of rings before anything else (and unregisters
+//! again), so that the group's io-wqs take the anchor's hash map: a file's writes
+//! then run one at a time within the group, and different files' side by side
+//! ([`ForwardBuilder::wq_share`](super::ForwardBuilder::wq_share) says how many
+//! forwarders make a group, and what each size was measured to do). It saves host
+//! CPU and changes nothing else: on a kernel that makes io-wqs another way (or
+//! before 5.18, without ring registration) nothing is shared, and a forwarder whose
+//! anchor could not be made works as before.
+//!
+//! The figures of `wq_share` were measured (H200, runs 114–117) with an anchor that
+//! each thread entered by submitting a NOP to it under a lock. Registering the ring
+//! reaches the same kernel call (`__io_uring_add_tctx_node`, which makes a task's
+//! io_uring context with the ring's hash map) without sharing the ring's queues
+//! between threads or taking a lock, so it replaced the NOP; it has not been
+//! measured on a GPU yet.
 
-use std::sync::Mutex;
+use std::os::fd::{AsFd, OwnedFd};
 
-use io_uring::{opcode, IoUring};
+use crate::uring::sys;
 
-/// The ring every forwarder thread of one channel submits to first.
-pub(crate) struct Anchor(Mutex<IoUring>);
-
-impl std::fmt::Debug for Anchor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Anchor")
-    }
-}
+/// The ring every forwarder thread of one group registers first.
+#[derive(Debug)]
+pub(crate) struct Anchor(OwnedFd);
 
 impl Anchor {
     /// A ring of two entries; `None` (logged) if the kernel refuses one.
     pub fn new() -> Option<Self> {
-        match IoUring::new(2) {
-            Ok(ring) => Some(Self(Mutex::new(ring))),
+        let mut params = sys::io_uring_params::default();
+        // SAFETY: neither ATTACH_WQ nor NO_MMAP: the kernel allocates the ring's
+        // memory itself, and nothing here maps or submits to it.
+        match unsafe { sys::setup(2, &mut params) } {
+            Ok(fd) => Some(Self(fd)),
             Err(e) => {
                 tracing::debug!(error = %e, "no io-wq anchor ring; forwarders keep their own");
                 None
@@ -46,23 +52,12 @@ impl Anchor {
         }
     }
 
-    /// Submits one NOP from the calling thread, which makes its io-wq (if it has
-    /// none yet) with the anchor's hash map. Waits for nothing: the task's io_uring
-    /// context is set up before the kernel looks at the SQE, and a NOP completes
-    /// while it is submitted; its completion is taken here if it is there.
-    pub fn enter(&self) {
-        let Ok(mut ring) = self.0.lock() else {
-            return; // a thread panicked holding it: sharing is only a saving
-        };
-        let nop = opcode::Nop::new().build().user_data(0);
-        // SAFETY: a NOP names no buffer or file; the ring is held under the lock,
-        // so this thread alone pushes to its SQ.
-        if unsafe { ring.submission().push(&nop) }.is_err() {
-            return; // full: an earlier NOP's entry was never consumed
-        }
-        if let Err(e) = ring.submit() {
-            tracing::debug!(error = %e, "io-wq anchor NOP refused; this forwarder keeps its own");
-        }
-        ring.completion().for_each(drop);
+    /// Registers the anchor in the calling thread's table of rings and unregisters
+    /// it, which makes the thread's io-wq (if it has none yet) with the anchor's
+    /// hash map. Nothing is shared between threads but the ring's fd.
+    pub fn enter(&self) -> std::io::Result<()> {
+        let index = sys::register_ring_fd(self.0.as_fd())?;
+        sys::unregister_ring_fd(self.0.as_fd(), index)?;
+        Ok(())
     }
 }

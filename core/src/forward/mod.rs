@@ -310,7 +310,8 @@ impl TransportBuilder for ForwardBuilder {
         let mut threads = Vec::with_capacity(rings as usize);
         // Forwarder r enters anchor r / wq_share first (`io_wq`), so that a file's
         // writes run one at a time within its group; a group of one needs none. The
-        // anchors close once every thread has entered its own.
+        // transport keeps the anchors until its threads are joined, so that theirs
+        // are never the last references dropped.
         let share = self.wq_share.clamp(1, rings);
         let anchors: Vec<Option<Arc<io_wq::Anchor>>> = (0..rings.div_ceil(share))
             .map(|_| (share > 1).then(io_wq::Anchor::new).flatten().map(Arc::new))
@@ -361,6 +362,7 @@ impl TransportBuilder for ForwardBuilder {
             counters,
             threads,
             descriptor: ctx.descriptor.clone(),
+            _anchors: anchors,
         }))
     }
 }
@@ -401,6 +403,10 @@ pub struct ForwardTransport {
     threads: Vec<JoinHandle<Exit>>,
     /// The channel's descriptor: the device counts its timed-out calls in `stats`.
     descriptor: Arc<dyn SharedMemory>,
+    /// The io-wq anchors (`io_wq`), dropped after the threads that entered them
+    /// were joined (a last reference dropped on one thread while another drops its
+    /// own is ordered by an acquire fence, which ThreadSanitizer does not see).
+    _anchors: Vec<Option<Arc<io_wq::Anchor>>>,
 }
 
 impl std::fmt::Debug for ForwardTransport {

@@ -255,6 +255,23 @@ fn forwarders_whose_workers_share_a_hash_map_two_by_two_land_one_files_rows_whol
 }
 
 #[test]
+fn a_thread_enters_an_io_wq_anchor_by_registering_and_unregistering_it() {
+    let anchor = Arc::new(super::io_wq::Anchor::new().expect("an io_uring of two entries"));
+    // Fresh threads, as forwarders are: their first io_uring call, two at once.
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let anchor = anchor.clone();
+            std::thread::spawn(move || anchor.enter())
+        })
+        .collect();
+    for t in threads {
+        t.join()
+            .expect("the thread")
+            .expect("register and unregister the anchor");
+    }
+}
+
+#[test]
 fn wq_share_comes_from_a_count_up_to_64_and_anything_else_keeps_the_default() {
     use super::{wq_share_from, DEFAULT_WQ_SHARE};
     assert_eq!(wq_share_from(None), DEFAULT_WQ_SHARE);

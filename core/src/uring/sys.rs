@@ -128,6 +128,56 @@ pub fn register_iowq_max_workers(ring: BorrowedFd<'_>, caps: [u32; 2]) -> io::Re
     .map(|_| v)
 }
 
+/// `struct io_uring_rsrc_update` (uapi), as `IORING_(UN)REGISTER_RING_FDS` read it.
+#[repr(C, align(8))]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// `IORING_REGISTER_RING_FDS` with one entry: registers `ring` in the calling
+/// thread's own table of rings, at a free index (returned). The kernel first sets up
+/// the thread's io_uring context if it has none, and with it the thread's io-wq,
+/// which takes `ring`'s hash map (Linux 5.18 and later).
+pub fn register_ring_fd(ring: BorrowedFd<'_>) -> io::Result<u32> {
+    let mut up = RsrcUpdate {
+        offset: u32::MAX, // any free index
+        resv: 0,
+        data: ring.as_raw_fd() as u64,
+    };
+    // SAFETY: the kernel reads one update from `up` and writes the index it chose
+    // back into its `offset`; `up` lives across the call.
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::RegisterRingFds,
+            (&mut up as *mut RsrcUpdate).cast(),
+            1,
+        )
+    }?;
+    Ok(up.offset)
+}
+
+/// `IORING_UNREGISTER_RING_FDS` for an index [`register_ring_fd`] returned.
+pub fn unregister_ring_fd(ring: BorrowedFd<'_>, index: u32) -> io::Result<()> {
+    let up = RsrcUpdate {
+        offset: index,
+        resv: 0,
+        data: 0,
+    };
+    // SAFETY: the kernel reads one update from `up`, which lives across the call.
+    unsafe {
+        ru::io_uring_register(
+            ring,
+            IoringRegisterOp::UnregisterRingFds,
+            (&up as *const RsrcUpdate).cast(),
+            1,
+        )
+    }
+    .map(drop)
+}
+
 /// `IORING_REGISTER_ENABLE_RINGS`: starts a ring created with `R_DISABLED`.
 pub fn enable_rings(ring: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: no argument is passed; from here on the kernel's SQPOLL thread reads
