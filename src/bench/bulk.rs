@@ -283,27 +283,25 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
 /// few units per block as [`Scale::bulk_bytes`] needs.
 fn layout(device: &dyn Device, scale: Scale) -> Result<Layout, String> {
     let full = device.full_shape();
-    let units_of = |shape: (u32, u32)| -> Result<u64, String> {
-        let ch = launch_channel(device, "the bulk layout")?;
-        let (p, _) = launch_wait_shape(device, &ch, "bulk", shape, &params(0, 1, 0, 0, 0, 0, 0))?;
-        let _ = ch.close();
-        match p[9] {
-            0 => Err("bulk: the kernel reported no units".into()),
-            units => Ok(units),
-        }
-    };
+    let ch = launch_channel(device, "the bulk layout")?;
+    let (p, _) = launch_wait_shape(device, &ch, "bulk", full, &params(0, 1, 0, 0, 0, 0, 0))?;
+    let _ = ch.close();
+    let mut units = p[9];
+    if units == 0 {
+        return Err("bulk: the kernel reported no units".into());
+    }
     let mut shape = full;
-    let mut units = units_of(full)?;
     let threads = u64::from(full.0) * u64::from(full.1);
     if !scale.bulk_every_warp && units * CHUNK > scale.bulk_bytes && threads % units == 0 {
-        // `lanes` threads make a unit (a warp); keep the grid, trim the blocks.
+        // `lanes` threads make a unit (a warp); keep the grid, trim the blocks to
+        // `want` units each, so the grid has `want` units per block.
         let lanes = threads / units;
-        let per_block = u64::from(full.1) / lanes.max(1);
+        let per_block = (u64::from(full.1) / lanes).max(1);
         let want = (scale.bulk_bytes / CHUNK)
             .div_ceil(u64::from(full.0))
-            .clamp(1, per_block.max(1));
+            .clamp(1, per_block);
         shape = (full.0, (want * lanes) as u32);
-        units = units_of(shape)?;
+        units = u64::from(full.0) * want;
     }
     Ok(Layout {
         units,

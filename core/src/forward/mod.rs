@@ -313,9 +313,13 @@ impl TransportBuilder for ForwardBuilder {
         // transport keeps the anchors until its threads are joined, so that theirs
         // are never the last references dropped.
         let share = self.wq_share.clamp(1, rings);
-        let anchors: Vec<Option<Arc<io_wq::Anchor>>> = (0..rings.div_ceil(share))
-            .map(|_| (share > 1).then(io_wq::Anchor::new).flatten().map(Arc::new))
-            .collect();
+        let anchors: Vec<Option<Arc<io_wq::Anchor>>> = if share > 1 {
+            (0..rings.div_ceil(share))
+                .map(|_| io_wq::Anchor::new().map(Arc::new))
+                .collect()
+        } else {
+            Vec::new()
+        };
         for r in 0..rings {
             let first = (r * per) as usize;
             let config = ForwarderConfig {
@@ -326,7 +330,7 @@ impl TransportBuilder for ForwardBuilder {
                 entries: first..first + per as usize,
                 lead: r == 0,
                 inline_writes: self.inline_writes,
-                anchor: anchors[(r / share) as usize].clone(),
+                anchor: anchors.get((r / share) as usize).cloned().flatten(),
             };
             let started = Forwarder::new(
                 config,

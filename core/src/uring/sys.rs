@@ -128,7 +128,8 @@ pub fn register_iowq_max_workers(ring: BorrowedFd<'_>, caps: [u32; 2]) -> io::Re
     .map(|_| v)
 }
 
-/// `struct io_uring_rsrc_update` (uapi), as `IORING_(UN)REGISTER_RING_FDS` read it.
+/// `struct io_uring_rsrc_update` (uapi), as `IORING_(UN)REGISTER_RING_FDS` read it:
+/// `data` holds an fd there, which rustix's struct types as a pointer.
 #[repr(C, align(8))]
 struct RsrcUpdate {
     offset: u32,
