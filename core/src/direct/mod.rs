@@ -356,6 +356,12 @@ impl Transport for DirectTransport {
             .waker
             .stop(deadline.max(Instant::now() + Duration::from_millis(20)));
         problems.extend(waker.problems);
+        if waker.cq_tail_restored > 0 {
+            tracing::warn!(
+                times = waker.cq_tail_restored,
+                "the kernel's CQ tail word went back while the ring ran; the waker put it back"
+            );
+        }
 
         let left_ok = leftover.iter().filter(|c| answered_ok(c)).count() as u64;
         let left_failed = leftover.len() as u64 - left_ok;

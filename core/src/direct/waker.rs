@@ -22,8 +22,24 @@
 //! protocol violation once ([`Waker::violation`]), stops the ring at once
 //! ([`SqpollRing::stop`]: its fd closed, SQPOLL takes nothing more from it) and
 //! ends, so the damage is bounded by one poll instead of lasting until `close()`.
+//!
+//! **It keeps the CQ tail from going back.** The CQ tail only grows, yet on Linux
+//! 6.18.44 (the CPU device, `tests/sockets.rs` in five processes at once, about one
+//! run in thirty) the word was seen to read 0 after 1–4 while the kernel's own count
+//! (`CachedCqTail` in the ring's `/proc/self/fdinfo`) held 1–4, with nothing else of
+//! the ring's first 32 bytes changed; with a hardware write watchpoint on the word's
+//! user address (every CPU, user and kernel mode) it went back with no store through
+//! that address, so the store came through the kernel's own mapping of the page.
+//! The completion it hid stayed unseen until the next one was posted — in a kernel
+//! waiting for that answer, never (`-ETIMEDOUT`). The waker remembers the highest
+//! tail it read (the kernel stored it, with the CQEs below it written) and, on
+//! reading a lower one, puts that back ([`SqpollRing::restore_cq_tail`]: only if
+//! the word still holds what was read, so a newer store of the kernel's stands). A
+//! completion posted and hidden between two of its looks (1 ms apart at most while
+//! the ring is idle) is not recovered. The count of restorations is in
+//! [`WakerReport::cq_tail_restored`] and logged.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -184,6 +200,10 @@ struct Shared {
     /// atomic in gpuio's own code: ThreadSanitizer (.ci/tsan) does not see the
     /// ordering inside the precompiled std's mutex or `OnceLock`.
     violated: AtomicBool,
+    /// The highest CQ tail the waker has read.
+    cq_tail_seen: AtomicU32,
+    /// Times the waker put the CQ tail back (module doc).
+    cq_tail_restored: AtomicU64,
 }
 
 /// A running waker thread. Dropping it stops and joins it (bounded).
@@ -200,6 +220,8 @@ pub struct WakerReport {
     pub wakeups: u64,
     /// Problems, in words (failed wake-ups, a thread that would not stop).
     pub problems: Vec<String>,
+    /// Times the CQ tail word was seen going back and was put back (module doc).
+    pub cq_tail_restored: u64,
 }
 
 impl Waker {
@@ -225,6 +247,11 @@ impl Waker {
     /// `IORING_ENTER_SQ_WAKEUP` calls made so far.
     pub fn wakeups(&self) -> u64 {
         self.shared.wakeups.load(Ordering::Relaxed)
+    }
+
+    /// The highest CQ tail the waker has read so far.
+    pub fn cq_tail_seen(&self) -> u32 {
+        self.shared.cq_tail_seen.load(Ordering::Acquire)
     }
 
     /// The protocol violation the waker saw in the SQ words, if it saw one (it
@@ -272,6 +299,7 @@ impl Waker {
         WakerReport {
             wakeups: self.wakeups(),
             problems,
+            cq_tail_restored: self.shared.cq_tail_restored.load(Ordering::Relaxed),
         }
     }
 }
@@ -290,7 +318,10 @@ impl Drop for Waker {
 fn run(ring: &SqpollRing, shared: &Shared, published: Option<&PublishedWord>, config: WakerConfig) {
     let mut backoff = Backoff::new(config.idle_max);
     let entries = ring.layout().sq_entries;
+    let mut seen_cq_tail = ring.cq_tail();
+    shared.cq_tail_seen.store(seen_cq_tail, Ordering::Release);
     while !shared.stop.load(Ordering::Acquire) {
+        keep_cq_tail(ring, shared, &mut seen_cq_tail);
         // The order of the reads matters (`SqWords`).
         let Look { head, tail, words } = SqWords::look(
             || ring.sq_head(),
@@ -330,6 +361,29 @@ fn run(ring: &SqpollRing, shared: &Shared, published: Option<&PublishedWord>, co
             }
         }
         std::thread::sleep(config.busy_poll);
+    }
+}
+
+/// Reads the CQ tail; one below the highest read before (`seen`) is put back to it
+/// (module doc), a higher one becomes `seen`.
+fn keep_cq_tail(ring: &SqpollRing, shared: &Shared, seen: &mut u32) {
+    let tail = ring.cq_tail();
+    if (tail.wrapping_sub(*seen) as i32) >= 0 {
+        if tail != *seen {
+            *seen = tail;
+            shared.cq_tail_seen.store(tail, Ordering::Release);
+        }
+        return;
+    }
+    if ring.restore_cq_tail(tail, *seen) {
+        let before = shared.cq_tail_restored.fetch_add(1, Ordering::Relaxed);
+        if before == 0 {
+            tracing::warn!(
+                read = tail,
+                restored = *seen,
+                "the kernel's CQ tail word went back; put back the tail it stored before"
+            );
+        }
     }
 }
 
@@ -379,6 +433,39 @@ mod tests {
         assert_eq!((c.user_data, c.res), (7, 0));
         let report = waker.stop(Instant::now() + Duration::from_secs(5));
         assert!(report.wakeups >= 1, "{report:?}");
+        assert!(report.problems.is_empty(), "{report:?}");
+    }
+
+    #[test]
+    fn a_cq_tail_seen_going_back_is_put_back_to_the_highest_one_read() {
+        let out = tempfile::tempfile().unwrap();
+        let (ring, _staging) = confined_ring(&[&out], Duration::from_millis(50));
+        let ring = Arc::new(ring);
+        let mut waker = Waker::spawn(ring.clone(), None, WakerConfig::default()).unwrap();
+        let nop = opcode::Nop::new()
+            .build()
+            .flags(io_uring::squeue::Flags::FIXED_FILE)
+            .user_data(7);
+        // SAFETY: the test is the only producer; a NOP names no memory.
+        unsafe { ring.push(&nop) }.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while waker.cq_tail_seen() != 1 {
+            assert!(
+                Instant::now() < deadline,
+                "the waker never read the NOP's tail"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // What the kernel was seen to do: the word goes back to 0, its count stays 1.
+        assert!(ring.restore_cq_tail(1, 0), "the tail word held 1");
+        while ring.cq_tail() != 1 {
+            assert!(Instant::now() < deadline, "the tail was never put back");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let c = ring.pop().expect("the NOP's completion, seen again");
+        assert_eq!((c.user_data, c.res), (7, 0));
+        let report = waker.stop(Instant::now() + Duration::from_secs(5));
+        assert_eq!(report.cq_tail_restored, 1, "{report:?}");
         assert!(report.problems.is_empty(), "{report:?}");
     }
 

@@ -434,6 +434,18 @@ impl SqpollRing {
             .load(Ordering::Acquire)
     }
 
+    /// Puts the CQ tail word back to `to` if it still holds `from`; whether it did.
+    /// The word is the kernel's: it stores its own count of posted completions there
+    /// and never reads it back, so this changes only what the ring's consumers see.
+    /// For one use ([`crate::direct::waker`]): putting back a tail the kernel itself
+    /// stored before, after the word was seen going back.
+    pub fn restore_cq_tail(&self, from: u32, to: u32) -> bool {
+        self.inner
+            .word(self.inner.layout.cq_tail)
+            .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
     /// Completions the kernel could not post because the CQ was full.
     pub fn cq_overflow(&self) -> u32 {
         self.inner
