@@ -36,8 +36,14 @@
 //! reading a lower one, puts that back ([`SqpollRing::restore_cq_tail`]: only if
 //! the word still holds what was read, so a newer store of the kernel's stands). A
 //! completion posted and hidden between two of its looks (1 ms apart at most while
-//! the ring is idle) is not recovered. The count of restorations is in
-//! [`WakerReport::cq_tail_restored`] and logged.
+//! the ring is idle) it learns of from the kernel itself: while requests are out
+//! (the device published more than the tail shows and the kernel took them all), it
+//! reads the kernel's count ([`SqpollRing::kernel_cq_tail`]) every
+//! [`KERNEL_COUNT_EVERY`]; a count above the word, the same at two reads in a row
+//! with the word unchanged, is put in the word the same way (the kernel reserves,
+//! writes and commits a CQE under one spinlock, so by then the CQEs below it are
+//! written). The count of restorations is in [`WakerReport::cq_tail_restored`] and
+//! logged.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -167,6 +173,10 @@ impl SqWords {
         None
     }
 }
+
+/// How often the waker reads the kernel's count of completions while requests are
+/// out and the CQ tail word stands still (module doc).
+pub const KERNEL_COUNT_EVERY: Duration = Duration::from_millis(50);
 
 /// How the waker polls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,10 +328,9 @@ impl Drop for Waker {
 fn run(ring: &SqpollRing, shared: &Shared, published: Option<&PublishedWord>, config: WakerConfig) {
     let mut backoff = Backoff::new(config.idle_max);
     let entries = ring.layout().sq_entries;
-    let mut seen_cq_tail = ring.cq_tail();
-    shared.cq_tail_seen.store(seen_cq_tail, Ordering::Release);
+    let mut keeper = TailKeeper::new(ring, shared);
     while !shared.stop.load(Ordering::Acquire) {
-        keep_cq_tail(ring, shared, &mut seen_cq_tail);
+        let tail_word = keeper.look(ring, shared);
         // The order of the reads matters (`SqWords`).
         let Look { head, tail, words } = SqWords::look(
             || ring.sq_head(),
@@ -338,6 +347,11 @@ fn run(ring: &SqpollRing, shared: &Shared, published: Option<&PublishedWord>, co
                 return;
             }
         }
+        // Requests out: published, all taken by the kernel, not all in the CQ tail.
+        let out = words.is_some_and(|w| {
+            head == w.published as u32 && (w.published as u32).wrapping_sub(tail_word) as i32 > 0
+        });
+        keeper.check_kernel_count(ring, shared, tail_word, out);
         if tail == head {
             backoff.idle();
             continue;
@@ -364,26 +378,88 @@ fn run(ring: &SqpollRing, shared: &Shared, published: Option<&PublishedWord>, co
     }
 }
 
-/// Reads the CQ tail; one below the highest read before (`seen`) is put back to it
-/// (module doc), a higher one becomes `seen`.
-fn keep_cq_tail(ring: &SqpollRing, shared: &Shared, seen: &mut u32) {
-    let tail = ring.cq_tail();
-    if (tail.wrapping_sub(*seen) as i32) >= 0 {
-        if tail != *seen {
-            *seen = tail;
-            shared.cq_tail_seen.store(tail, Ordering::Release);
+/// What the waker knows of the CQ tail word (module doc).
+struct TailKeeper {
+    /// The highest tail read.
+    seen: u32,
+    /// When to read the kernel's count next.
+    next_count: Instant,
+    /// The word and the kernel's count at the last read of the count, when the
+    /// count was above the word.
+    behind: Option<(u32, u32)>,
+}
+
+impl TailKeeper {
+    fn new(ring: &SqpollRing, shared: &Shared) -> Self {
+        let seen = ring.cq_tail();
+        shared.cq_tail_seen.store(seen, Ordering::Release);
+        Self {
+            seen,
+            next_count: Instant::now(),
+            behind: None,
         }
-        return;
     }
-    if ring.restore_cq_tail(tail, *seen) {
+
+    /// Reads the CQ tail word: one below the highest read before is put back to it,
+    /// a higher one is remembered. Returns the word as read.
+    fn look(&mut self, ring: &SqpollRing, shared: &Shared) -> u32 {
+        let tail = ring.cq_tail();
+        if (tail.wrapping_sub(self.seen) as i32) >= 0 {
+            if tail != self.seen {
+                self.seen = tail;
+                shared.cq_tail_seen.store(tail, Ordering::Release);
+            }
+        } else {
+            Self::put_back(ring, shared, tail, self.seen);
+        }
+        tail
+    }
+
+    /// While requests are `out` (module doc), reads the kernel's count every
+    /// [`KERNEL_COUNT_EVERY`]; one above the word `tail`, twice in a row with the
+    /// word unchanged, goes in the word.
+    fn check_kernel_count(&mut self, ring: &SqpollRing, shared: &Shared, tail: u32, out: bool) {
+        let now = Instant::now();
+        if !out {
+            self.behind = None;
+            return;
+        }
+        if now < self.next_count {
+            return;
+        }
+        self.next_count = now + KERNEL_COUNT_EVERY;
+        let Some(count) = ring.kernel_cq_tail() else {
+            return;
+        };
+        if (count.wrapping_sub(tail) as i32) <= 0 {
+            self.behind = None;
+            return;
+        }
+        if self.behind == Some((tail, count)) {
+            self.behind = None;
+            if Self::put_back(ring, shared, tail, count) {
+                self.seen = count;
+                shared.cq_tail_seen.store(count, Ordering::Release);
+            }
+        } else {
+            self.behind = Some((tail, count));
+        }
+    }
+
+    /// Puts `to` in the CQ tail word if it still holds `from`; whether it did.
+    fn put_back(ring: &SqpollRing, shared: &Shared, from: u32, to: u32) -> bool {
+        if !ring.restore_cq_tail(from, to) {
+            return false;
+        }
         let before = shared.cq_tail_restored.fetch_add(1, Ordering::Relaxed);
         if before == 0 {
             tracing::warn!(
-                read = tail,
-                restored = *seen,
-                "the kernel's CQ tail word went back; put back the tail it stored before"
+                read = from,
+                restored = to,
+                "the kernel's CQ tail word went back; put back the tail it stored"
             );
         }
+        true
     }
 }
 
@@ -458,6 +534,42 @@ mod tests {
         }
         // What the kernel was seen to do: the word goes back to 0, its count stays 1.
         assert!(ring.restore_cq_tail(1, 0), "the tail word held 1");
+        while ring.cq_tail() != 1 {
+            assert!(Instant::now() < deadline, "the tail was never put back");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let c = ring.pop().expect("the NOP's completion, seen again");
+        assert_eq!((c.user_data, c.res), (7, 0));
+        let report = waker.stop(Instant::now() + Duration::from_secs(5));
+        assert_eq!(report.cq_tail_restored, 1, "{report:?}");
+        assert!(report.problems.is_empty(), "{report:?}");
+    }
+
+    #[test]
+    fn a_completion_hidden_before_the_waker_read_it_is_put_back_from_the_kernels_count() {
+        use crate::memory::{HostMemory, MemoryProvider};
+        let out = tempfile::tempfile().unwrap();
+        let (ring, _staging) = confined_ring(&[&out], Duration::from_millis(50));
+        let ring = Arc::new(ring);
+        assert_eq!(ring.kernel_cq_tail(), Some(0), "a fresh ring's count");
+        let nop = opcode::Nop::new()
+            .build()
+            .flags(io_uring::squeue::Flags::FIXED_FILE)
+            .user_data(7);
+        // SAFETY: the test is the only producer; a NOP names no memory.
+        unsafe { ring.push(&nop) }.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while ring.cq_tail() != 1 {
+            assert!(Instant::now() < deadline, "the NOP never completed");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(ring.kernel_cq_tail(), Some(1));
+        // The word goes back before any waker read it; the device had published one.
+        assert!(ring.restore_cq_tail(1, 0), "the tail word held 1");
+        let published: Arc<dyn SharedMemory> = HostMemory.alloc_shared(8).unwrap().into();
+        published.atomic_u64(0).unwrap().store(1, Ordering::Release);
+        let word = PublishedWord::new(published, 0).unwrap();
+        let mut waker = Waker::spawn(ring.clone(), Some(word), WakerConfig::default()).unwrap();
         while ring.cq_tail() != 1 {
             assert!(Instant::now() < deadline, "the tail was never put back");
             std::thread::sleep(Duration::from_millis(1));

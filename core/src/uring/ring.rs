@@ -446,6 +446,22 @@ impl SqpollRing {
             .is_ok()
     }
 
+    /// The kernel's own count of completions posted (`CachedCqTail` in the ring's
+    /// `/proc/self/fdinfo`): what it stores in the CQ tail word at each commit.
+    /// `None` where the kernel does not show it or the ring is closed.
+    pub fn kernel_cq_tail(&self) -> Option<u32> {
+        self.with_fd(|fd| {
+            // Read while the fd is held open, so it names this ring.
+            let text =
+                std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+            text.lines()
+                .find_map(|l| l.strip_prefix("CachedCqTail:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .ok()
+        .flatten()
+    }
+
     /// Completions the kernel could not post because the CQ was full.
     pub fn cq_overflow(&self) -> u32 {
         self.inner
