@@ -627,12 +627,12 @@ fn pass(
     })
 }
 
-/// The passes of one variant, in the order they run: (kernel op, words). The
-/// staged passes leave out the copy between device memory and staging: the same
-/// io_uring work as the CPU-driven reference, which copies nothing to the device.
 /// The kernel op of the staged write pass, before which the files are emptied.
 const STAGED_WRITE: u64 = 2;
 
+/// The passes of one variant, in the order they run: (kernel op, words). The
+/// staged passes leave out the copy between device memory and staging: the same
+/// io_uring work as the CPU-driven reference, which copies nothing to the device.
 const PASSES: [(u64, &str); 4] = [
     (0, "pwrite"),
     (1, "pread"),
