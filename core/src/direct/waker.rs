@@ -401,29 +401,36 @@ impl TailKeeper {
     }
 
     /// Reads the CQ tail word: one below the highest read before is put back to it,
-    /// a higher one is remembered. Returns the word as read.
+    /// a higher one is remembered. Returns the word as it now stands (as read, where
+    /// a newer store of the kernel's beat the put-back).
     fn look(&mut self, ring: &SqpollRing, shared: &Shared) -> u32 {
         let tail = ring.cq_tail();
         if (tail.wrapping_sub(self.seen) as i32) >= 0 {
-            if tail != self.seen {
-                self.seen = tail;
-                shared.cq_tail_seen.store(tail, Ordering::Release);
-            }
+            self.remember(shared, tail);
+            tail
+        } else if Self::put_back(ring, shared, tail, self.seen) {
+            self.seen
         } else {
-            Self::put_back(ring, shared, tail, self.seen);
+            tail
         }
-        tail
+    }
+
+    fn remember(&mut self, shared: &Shared, tail: u32) {
+        if tail != self.seen {
+            self.seen = tail;
+            shared.cq_tail_seen.store(tail, Ordering::Release);
+        }
     }
 
     /// While requests are `out` (module doc), reads the kernel's count every
     /// [`KERNEL_COUNT_EVERY`]; one above the word `tail`, twice in a row with the
     /// word unchanged, goes in the word.
     fn check_kernel_count(&mut self, ring: &SqpollRing, shared: &Shared, tail: u32, out: bool) {
-        let now = Instant::now();
         if !out {
             self.behind = None;
             return;
         }
+        let now = Instant::now();
         if now < self.next_count {
             return;
         }
@@ -438,8 +445,7 @@ impl TailKeeper {
         if self.behind == Some((tail, count)) {
             self.behind = None;
             if Self::put_back(ring, shared, tail, count) {
-                self.seen = count;
-                shared.cq_tail_seen.store(count, Ordering::Release);
+                self.remember(shared, count);
             }
         } else {
             self.behind = Some((tail, count));
