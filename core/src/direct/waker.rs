@@ -530,7 +530,18 @@ mod tests {
             .user_data(7);
         // SAFETY: the test is the only producer; a NOP names no memory.
         unsafe { ring.push(&nop) }.unwrap();
-        wait_until(|| ring.cq_tail() == 1, "the NOP never completed");
+        // No waker yet: the SQPOLL thread may have gone to sleep (a loaded machine
+        // can take its 50 ms idle between the set-up and the push); wake it as the
+        // waker would.
+        wait_until(
+            || {
+                if ring.needs_wakeup() {
+                    ring.wake().expect("wake the SQPOLL thread");
+                }
+                ring.cq_tail() == 1
+            },
+            "the NOP never completed",
+        );
         assert_eq!(ring.kernel_cq_tail(), Some(1));
         (ring, (out, staging))
     }
