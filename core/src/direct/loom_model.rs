@@ -63,6 +63,9 @@ use crate::turns_model::Turns;
 /// `GPUIO_DIRECT_SEQ_SHIFT`, `GPUIO_DIRECT_SEQ_POS`.
 const SEQ_SHIFT: u32 = super::REFUSED_SHIFT;
 const SEQ_POS: u64 = (1 << SEQ_SHIFT) - 1;
+/// `GPUIO_DIRECT_COMPLETE_BATCH`: CQEs a reaper completes with one fence (two, so that
+/// a round of two CQEs is one batch and a round of three two).
+const COMPLETE_BATCH: usize = 2;
 
 /// The fields of an SQE the model reads back: `user_data`, the staging chunk it
 /// names (`addr`) and what the submitter staged there (`len`, here).
@@ -281,32 +284,44 @@ impl Ring {
         self.publish();
     }
 
-    /// `gpuio_direct_complete`: the result of position `pos` into its slot, then
-    /// `done = pos + 1` (release), if the slot is still held for that position.
-    fn complete(&self, pos: u64, res: i32) {
-        let index = self.at(pos);
-        let t = &self.turns.turns[index];
-        let lap = pos / self.slots;
-        if t.holder.load(Ordering::Relaxed) != lap
-            || turn_word::state(t.word.load(Ordering::Relaxed)) == slot_state::FREE
-        {
+    /// `gpuio_direct_complete_some`: for each `(pos, res)` whose slot is still held
+    /// for that position and not answered (nor named earlier in the batch), the
+    /// result into its slot; then one release fence; then `done = pos + 1` (relaxed)
+    /// for each.
+    fn complete_some(&self, batch: &[(u64, i32)]) {
+        let answer: Vec<bool> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, &(pos, _))| {
+                let index = self.at(pos);
+                let t = &self.turns.turns[index];
+                t.holder.load(Ordering::Relaxed) == pos / self.slots
+                    && turn_word::state(t.word.load(Ordering::Relaxed)) != slot_state::FREE
+                    && self.done[index].load(Ordering::Relaxed) != pos + 1
+                    && !batch[..i].iter().any(|&(p, _)| p == pos)
+            })
+            .collect();
+        if !answer.contains(&true) {
             return;
         }
-        if self.done[index].load(Ordering::Relaxed) == pos + 1 {
-            return;
+        for (&(pos, res), _) in batch.iter().zip(&answer).filter(|(_, a)| **a) {
+            let index = self.at(pos);
+            // SAFETY: written by the submitter before its stamp; loom checks that the
+            // stamp, the SQ tail and the CQ tail carry it here.
+            if self.slot_gate[index].with(|p| unsafe { *p }) != 0 {
+                // `gpuio_direct_gate_give` (which floors at zero; here a give of a
+                // gate not held is a failure of the model).
+                let was = self.gate.fetch_sub(1, Ordering::Relaxed);
+                assert_eq!(was, 1, "a write gate given back that was not held");
+            }
+            // SAFETY: the reap-lock holder alone writes `res`, and its waiter reads it
+            // after acquiring `done`; loom checks both.
+            self.res[index].with_mut(|p| unsafe { *p = res });
         }
-        // SAFETY: written by the submitter before its stamp; loom checks that the
-        // stamp, the SQ tail and the CQ tail carry it here.
-        if self.slot_gate[index].with(|p| unsafe { *p }) != 0 {
-            // `gpuio_direct_gate_give` (which floors at zero; here a give of a gate
-            // not held is a failure of the model).
-            let was = self.gate.fetch_sub(1, Ordering::Relaxed);
-            assert_eq!(was, 1, "a write gate given back that was not held");
+        fence(Ordering::Release);
+        for (&(pos, _), _) in batch.iter().zip(&answer).filter(|(_, a)| **a) {
+            self.done[self.at(pos)].store(pos + 1, Ordering::Relaxed);
         }
-        // SAFETY: the reap-lock holder alone writes `res`, and its waiter reads it
-        // after acquiring `done`; loom checks both.
-        self.res[index].with_mut(|p| unsafe { *p = res });
-        self.done[index].store(pos + 1, Ordering::Release);
     }
 
     /// `gpuio_direct_reap`: test and try the reap lock, acquire the CQ tail, hand each
@@ -330,6 +345,7 @@ impl Ring {
         }
         let mut ok = 0;
         let mut n = 0;
+        let mut batch = Vec::new();
         while head != tail && n < self.cq_entries() {
             let c = &self.cqes[(head % self.cq_entries()) as usize];
             // SAFETY: below the CQ tail acquired: the kernel wrote it before; loom
@@ -341,11 +357,16 @@ impl Ring {
             if res >= 0 {
                 ok += 1;
             }
-            self.complete(pos, res);
+            batch.push((pos, res));
+            if batch.len() == COMPLETE_BATCH {
+                self.complete_some(&batch);
+                batch.clear();
+            }
             head = head.wrapping_add(1);
             reaped += 1;
             n += 1;
         }
+        self.complete_some(&batch);
         self.reaped.store(reaped, Ordering::Relaxed);
         let completed = self.st_completed.load(Ordering::Relaxed) + ok;
         self.st_completed.store(completed, Ordering::Relaxed);
