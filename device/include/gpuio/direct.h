@@ -306,9 +306,9 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   /* At most one CQ's worth per round: a tail that claims more was not written by
    * the kernel (the host reports a scribbled ring), and the CQEs past a lap would be
    * read twice. The CQEs are read GPUIO_DIRECT_REAP_BATCH at a time, every load of a
-   * batch issued before any is used, so that a batch crosses PCIe once: read one
-   * after another, each CQE was a read of host memory (~1.1 us on an H200) in the
-   * one thread that reaps for the whole channel. */
+   * batch issued before any is used: read one after another, each CQE was a read of
+   * host memory (~1.1 us on an H200) in the one thread that reaps for the whole
+   * channel. */
   const gpuio_u32 cq_entries = ch->direct.cq_entries, cq_mask = ch->direct.cq_mask;
   const gpuio_direct_slots_view view = gpuio_direct_view(ch);
   const gpuio_u32 limit = (tail - head) < cq_entries ? (tail - head) : cq_entries;
@@ -320,8 +320,8 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
     for (gpuio_u32 i = 0; i < GPUIO_DIRECT_REAP_BATCH; ++i) {
       if (i < k) {
         /* Plain loads, after the acquire of the tail: the kernel wrote these CQEs
-         * before it released that tail, so they are seen whole and new (the acquire
-         * also drops whatever L1 held of an earlier lap). Strong loads (relaxed,
+         * before it released that tail, so the memory model has these loads see them
+         * whole and new, never an earlier lap's copy. Strong loads (relaxed,
          * system scope) of one line each waited for the one before across PCIe: the
          * batch's sixteen took ~11 us of the reaper's time with the whole device
          * waiting, ~2.4 us for one CQE's two (H200, 2026-11-28, clock64 around them). */
