@@ -325,7 +325,10 @@ impl Ring {
     }
 
     /// `gpuio_direct_reap`: test and try the reap lock, acquire the CQ tail, hand each
-    /// CQE to its slot, count, release the CQ head, unlock.
+    /// CQE to its slot, count, release the CQ head, unlock. On a GPU the lanes of the
+    /// warp that holds the lock share the round, each completing its own CQEs as
+    /// `complete_some` does, after a warp barrier behind the leader's acquire and
+    /// before its release; the model's one thread does every lane's part in turn.
     fn reap(&self) {
         if self.reap_lock.load(Ordering::Relaxed) != 0 {
             return;

@@ -40,6 +40,7 @@
  *                                thread does not wait for)
  *   gpuio_xchg_32
  *   gpuio_ctz_32(x)              trailing zero bits of x (x != 0)
+ *   gpuio_popc_64(x)             set bits of x (a ballot's lanes)
  *   gpuio_now_ns()               a monotonic clock in nanoseconds (deadlines)
  *   gpuio_pause()                back off inside a spin loop
  *   gpuio_sleep_ns(ns)           back off for about ns nanoseconds (GPUs; the host yields)
@@ -172,6 +173,7 @@ GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return threadIdx.x % GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u64 gpuio_warp_active(void) { return __activemask(); }
 GPUIO_FN gpuio_u32 gpuio_ctz_32(gpuio_u32 x) { return (gpuio_u32)(__ffs(x) - 1); }
+GPUIO_FN gpuio_u32 gpuio_popc_64(gpuio_u64 x) { return (gpuio_u32)__popcll((unsigned long long)x); }
 GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m) { return (gpuio_u32)(__ffs((unsigned)m) - 1); }
 GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) {
   gpuio_u32 lt;
@@ -322,6 +324,7 @@ GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return __builtin_amdgcn_workitem_id_x()
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_global_thread_id() / GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u64 gpuio_warp_active(void) { return (gpuio_u64)__builtin_amdgcn_read_exec(); }
 GPUIO_FN gpuio_u32 gpuio_ctz_32(gpuio_u32 x) { return (gpuio_u32)__builtin_ctz(x); }
+GPUIO_FN gpuio_u32 gpuio_popc_64(gpuio_u64 x) { return (gpuio_u32)__builtin_popcountll(x); }
 GPUIO_FN gpuio_u32 gpuio_warp_leader(gpuio_u64 m) { return (gpuio_u32)__builtin_ctzll(m); }
 GPUIO_FN gpuio_u32 gpuio_warp_rank(gpuio_u64 m) {
   return __builtin_amdgcn_mbcnt_hi((gpuio_u32)(m >> 32), __builtin_amdgcn_mbcnt_lo((gpuio_u32)m, 0u));
@@ -440,6 +443,7 @@ GPUIO_FN gpuio_u64 gpuio_thread_count(void) { return gpuio_cpu_self.thread_count
 GPUIO_FN gpuio_u32 gpuio_lane_id(void) { return (gpuio_u32)(gpuio_cpu_self.global_id % GPUIO_WARP_SIZE); }
 GPUIO_FN gpuio_u64 gpuio_warp_id(void) { return gpuio_cpu_self.global_id / GPUIO_WARP_SIZE; }
 GPUIO_FN gpuio_u32 gpuio_ctz_32(gpuio_u32 x) { return (gpuio_u32)__builtin_ctz(x); }
+GPUIO_FN gpuio_u32 gpuio_popc_64(gpuio_u64 x) { return (gpuio_u32)__builtin_popcountll(x); }
 #if defined(GPUIO_HOST_WARP)
 /* A test that runs the lanes of a warp together on the host (fibers meeting at
  * every warp call: the warp-wide code of the header without a GPU,

@@ -219,7 +219,9 @@ GPUIO_FN gpuio_i32 gpuio_direct_cqe_res(gpuio_u64 ud, gpuio_u32 raw) {
  * if the slot is still held for that position and not answered yet. A CQE that names
  * no position in flight (not an SQE this header wrote, or one the kernel replayed, in
  * this batch or before) is counted by the caller and otherwise ignored. Called by the
- * reap-lock holder.
+ * lanes of the warp that holds the reap lock, each for its own CQEs: two CQEs of one
+ * position that two lanes read in one round (a replay; the host reports more
+ * completions than requests at close) are both taken, and the stamp is the same.
  * One batch is one trip to L2 and one fence: every slot word the checks need is
  * loaded before any is used, then the results (and write gates) are stored, one
  * device-scope fence orders them all before the stamps, and the stamps are plain
@@ -274,68 +276,94 @@ GPUIO_FN void gpuio_direct_complete_some(const gpuio_channel *ch, const gpuio_di
     }
 }
 
-/* Drains the CQ if nobody else is doing it. Every waiting thread calls this, so it
- * must cost them nothing across PCIe: the lock word is device-local and looked at
- * before it is tried (test and test-and-set), and only the one thread that holds it
- * reads the kernel's CQ tail. With a hundred thousand waiters, one PCIe read is in
- * flight at a time instead of one per waiter. */
+/* Drains the CQ if nobody else is doing it, with every lane of the calling warp that
+ * is here (all of them must be: gpuio_warp_active). Every waiting thread calls this,
+ * so it must cost them nothing across PCIe: the lock word is device-local and looked
+ * at before it is tried (test and test-and-set, by the warp's leader alone), and only
+ * the warp that holds it reads the kernel's CQ tail (its leader) and CQEs. With a
+ * hundred thousand waiters, one PCIe read is in flight at a time instead of one per
+ * waiter.
+ * The lanes of the holding warp share the round: lane r of L takes CQEs n + j * L + r
+ * (j < GPUIO_DIRECT_REAP_BATCH) of each stretch of L * GPUIO_DIRECT_REAP_BATCH, so
+ * each load instruction reads consecutive CQEs, and completes its own
+ * (gpuio_direct_complete_some). (Measured on an H200, 2026-11-28: with one lane doing
+ * a round, the whole device's NOPs left ~275 CQEs waiting at every look of the host's
+ * and ran 0.53 M/s, the reaper's time going to its trips to L2 and fences, four CQEs
+ * at a time.) */
 GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_u32 *cq_head = gpuio_ptr<gpuio_u32>(ch->direct.cq_head);
   const gpuio_u32 *cq_tail = gpuio_ptr<const gpuio_u32>(ch->direct.cq_tail);
   gpuio_direct_state *st = gpuio_direct_st(ch);
-  if (gpuio_ld_relaxed_32(&st->reap_lock) != 0u) return;
-  if (!gpuio_direct_trylock(&st->reap_lock)) return;
-  /* The CQ head is kept device-local (`reaped`); the kernel's copy is only stored. */
-  gpuio_u64 reaped = gpuio_ld_relaxed_64(&st->reaped);
-  gpuio_u32 head = (gpuio_u32)reaped;
-  const gpuio_u32 tail = gpuio_ld_acquire_32(cq_tail); /* CQEs below it are written */
-  /* Nothing new unless the tail is past the head. A CQ tail only grows, yet one was
-   * seen to read below a value read before (Linux 6.18, the CPU device, tests/
-   * sockets.rs with six copies at once, about once in 200 runs: the tail read 1, this
-   * reaper took that CQE, then the word read 0 for many reaps, and 4 at close; no
-   * code of gpuio's stores to it). Taken as a lap's worth of new CQEs, such a tail
-   * sent the head past it for good, a CQ's worth at every later reap: waiters' answers
-   * went unseen (-ETIMEDOUT), and close found the head tens of thousands past the
-   * tail and reported a scribbled ring. */
-  if ((gpuio_i32)(tail - head) <= 0) {
-    gpuio_direct_unlock(&st->reap_lock);
-    return;
+  const gpuio_u64 mask = gpuio_warp_active();
+  const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), lanes = gpuio_warp_count(mask);
+  /* The leader's part: the lock, the head and the tail. The round it hands the warp:
+   * the count of CQEs to reap above the head, and the head (0: nothing to do). */
+  gpuio_u64 round = 0;
+  gpuio_u64 reaped = 0;
+  if (rank == 0u && gpuio_ld_relaxed_32(&st->reap_lock) == 0u && gpuio_direct_trylock(&st->reap_lock)) {
+    /* The CQ head is kept device-local (`reaped`); the kernel's copy is only stored. */
+    reaped = gpuio_ld_relaxed_64(&st->reaped);
+    const gpuio_u32 head = (gpuio_u32)reaped;
+    const gpuio_u32 tail = gpuio_ld_acquire_32(cq_tail); /* CQEs below it are written */
+    /* Nothing new unless the tail is past the head. A CQ tail only grows, yet one was
+     * seen to read below a value read before (Linux 6.18, the CPU device, tests/
+     * sockets.rs with six copies at once, about once in 200 runs: the tail read 1, this
+     * reaper took that CQE, then the word read 0 for many reaps, and 4 at close; no
+     * code of gpuio's stores to it). Taken as a lap's worth of new CQEs, such a tail
+     * sent the head past it for good, a CQ's worth at every later reap: waiters'
+     * answers went unseen (-ETIMEDOUT), and close found the head tens of thousands past
+     * the tail and reported a scribbled ring.
+     * At most one CQ's worth per round: a tail that claims more was not written by the
+     * kernel (the host reports a scribbled ring), and the CQEs past a lap would be read
+     * twice. */
+    if ((gpuio_i32)(tail - head) <= 0) {
+      gpuio_direct_unlock(&st->reap_lock);
+    } else {
+      const gpuio_u32 cq_entries = ch->direct.cq_entries;
+      const gpuio_u32 count = (tail - head) < cq_entries ? (tail - head) : cq_entries;
+      round = (gpuio_u64)count << 32 | head;
+    }
   }
+  if (!gpuio_impl_warp_alone(mask)) {
+    round = gpuio_warp_broadcast_64(mask, round, leader);
+    /* The leader's acquire of the tail before every lane's loads of the CQEs. */
+    gpuio_warp_sync(mask);
+  }
+  if (round == 0u) return;
+  const gpuio_u32 head = (gpuio_u32)round, limit = (gpuio_u32)(round >> 32);
   const gpuio_cqe *cqes = gpuio_ptr<const gpuio_cqe>(ch->direct.cqes);
-  gpuio_u64 ok = 0, bad = 0;
-  /* At most one CQ's worth per round: a tail that claims more was not written by
-   * the kernel (the host reports a scribbled ring), and the CQEs past a lap would be
-   * read twice. The CQEs are read GPUIO_DIRECT_REAP_BATCH at a time, every load of a
-   * batch issued before any is used: read one after another, each CQE was a read of
-   * host memory (~1.1 us on an H200) in the one thread that reaps for the whole
-   * channel. */
-  const gpuio_u32 cq_entries = ch->direct.cq_entries, cq_mask = ch->direct.cq_mask;
+  const gpuio_u32 cq_mask = ch->direct.cq_mask;
   const gpuio_direct_slots_view view = gpuio_direct_view(ch);
-  const gpuio_u32 limit = (tail - head) < cq_entries ? (tail - head) : cq_entries;
-  for (gpuio_u32 n = 0; n < limit;) {
-    const gpuio_u32 k = limit - n < GPUIO_DIRECT_REAP_BATCH ? limit - n : GPUIO_DIRECT_REAP_BATCH;
+  gpuio_u64 ok = 0, bad = 0; /* counted by the leader for the warp */
+  /* The CQEs are read GPUIO_DIRECT_REAP_BATCH to a lane, every load issued before any
+   * is used: read one after another, each CQE was a read of host memory (~1.1 us on an
+   * H200) in the one thread that reaped for the whole channel. */
+  for (gpuio_u32 n = 0; n < limit; n += lanes * GPUIO_DIRECT_REAP_BATCH) {
     gpuio_u64 ud[GPUIO_DIRECT_REAP_BATCH] = {};
     gpuio_u32 raw[GPUIO_DIRECT_REAP_BATCH] = {};
+    gpuio_u32 k = 0; /* this lane's CQEs of the stretch */
     GPUIO_UNROLL
-    for (gpuio_u32 i = 0; i < GPUIO_DIRECT_REAP_BATCH; ++i) {
-      if (i < k) {
+    for (gpuio_u32 j = 0; j < GPUIO_DIRECT_REAP_BATCH; ++j) {
+      const gpuio_u32 i = n + j * lanes + rank;
+      if (i < limit) {
         /* Plain loads, after the acquire of the tail: the kernel wrote these CQEs
          * before it released that tail, so the memory model has these loads see them
-         * whole and new, never an earlier lap's copy. Strong loads (relaxed,
-         * system scope) of one line each waited for the one before across PCIe: the
-         * batch's sixteen took ~11 us of the reaper's time with the whole device
-         * waiting, ~2.4 us for one CQE's two (H200, 2026-11-28, clock64 around them). */
+         * whole and new, never an earlier lap's copy. Strong loads (relaxed, system
+         * scope) of one line each waited for the one before across PCIe: a batch's
+         * sixteen took ~11 us of the reaper's time with the whole device waiting,
+         * ~2.4 us for one CQE's two (H200, 2026-11-28, clock64 around them). */
         const gpuio_cqe c = cqes[(head + i) & cq_mask];
-        ud[i] = c.user_data;
-        raw[i] = (gpuio_u32)c.res;
+        ud[j] = c.user_data;
+        raw[j] = (gpuio_u32)c.res;
+        k = j + 1u;
       }
     }
     GPUIO_UNROLL
-    for (gpuio_u32 i = 0; i < GPUIO_DIRECT_REAP_BATCH; ++i) {
-      if (i < k) {
-        if (gpuio_direct_cqe_res(ud[i], raw[i]) >= 0) ++ok;
-        else ++bad;
-      }
+    for (gpuio_u32 j = 0; j < GPUIO_DIRECT_REAP_BATCH; ++j) {
+      const gpuio_u32 good = gpuio_popc_64(gpuio_warp_ballot(mask, j < k && gpuio_direct_cqe_res(ud[j], raw[j]) >= 0));
+      const gpuio_u32 all = gpuio_popc_64(gpuio_warp_ballot(mask, j < k));
+      ok += good;
+      bad += all - good;
     }
     static_assert(GPUIO_DIRECT_REAP_BATCH % GPUIO_DIRECT_COMPLETE_BATCH == 0u, "whole batches of completions");
     GPUIO_UNROLL
@@ -343,11 +371,11 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
       if (b < k)
         gpuio_direct_complete_some(ch, view, ud + b, raw + b,
                                    k - b < GPUIO_DIRECT_COMPLETE_BATCH ? k - b : GPUIO_DIRECT_COMPLETE_BATCH);
-    head += k;
-    reaped += k;
-    n += k;
   }
-  gpuio_st_relaxed_64(&st->reaped, reaped);
+  /* Every lane's CQEs read before the leader gives them back to the kernel. */
+  gpuio_warp_sync(mask);
+  if (rank != 0u) return;
+  gpuio_st_relaxed_64(&st->reaped, reaped + limit);
   const gpuio_u64 completed = gpuio_ld_relaxed_64(&st->completed) + ok;
   const gpuio_u64 failed = gpuio_ld_relaxed_64(&st->failed) + bad;
   gpuio_st_relaxed_64(&st->completed, completed);
@@ -355,7 +383,7 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_stats *stats = gpuio_direct_stats(ch);
   gpuio_st_relaxed_64(&stats->completed, completed);
   gpuio_st_relaxed_64(&stats->failed, failed);
-  gpuio_st_release_32(cq_head, head); /* the CQEs are read: the kernel may reuse them */
+  gpuio_st_release_32(cq_head, head + limit); /* the CQEs are read: the kernel may reuse them */
   gpuio_direct_unlock(&st->reap_lock);
 }
 
