@@ -226,10 +226,9 @@ GPUIO_FN gpuio_i32 gpuio_direct_cqe_res(gpuio_u64 ud, gpuio_u32 raw) {
  * loaded before any is used, then the results (and write gates) are stored, one
  * device-scope fence orders them all before the stamps, and the stamps are plain
  * stores - a release of each stamp, as the fence and the store make together for a
- * waiter's acquire of `done`. (Measured on an H200, 2026-11-28: completing each CQE
- * in turn - its loads one after another, a release per stamp - kept ~300 CQEs
- * waiting in the CQ whenever the whole device made NOPs, the ring's SQ empty: the
- * one reaper was the limit, at 0.37 M NOPs/s.) */
+ * waiter's acquire of `done`. (Measured on an H200, 2026-11-28, the whole device
+ * making NOPs: 0.355 M/s with each CQE completed in turn - its loads one after
+ * another, a release per stamp - against 0.48 M/s in batches of four.) */
 GPUIO_FN void gpuio_direct_complete_some(const gpuio_channel *ch, const gpuio_direct_slots_view &v, const gpuio_u64 *ud,
                                          const gpuio_u32 *raw, gpuio_u32 k) {
   gpuio_u64 holder[GPUIO_DIRECT_COMPLETE_BATCH] = {}, word[GPUIO_DIRECT_COMPLETE_BATCH] = {},
@@ -286,10 +285,10 @@ GPUIO_FN void gpuio_direct_complete_some(const gpuio_channel *ch, const gpuio_di
  * The lanes of the holding warp share the round: lane r of L takes CQEs n + j * L + r
  * (j < GPUIO_DIRECT_REAP_BATCH) of each stretch of L * GPUIO_DIRECT_REAP_BATCH, so
  * each load instruction reads consecutive CQEs, and completes its own
- * (gpuio_direct_complete_some). (Measured on an H200, 2026-11-28: with one lane doing
- * a round, the whole device's NOPs left ~275 CQEs waiting at every look of the host's
- * and ran 0.53 M/s, the reaper's time going to its trips to L2 and fences, four CQEs
- * at a time.) */
+ * (gpuio_direct_complete_some). (Measured on an H200, 2026-11-28, the whole device
+ * making NOPs: with one lane doing each round, completing CQEs took 0.70 s and reading
+ * them 0.44 s of a 1.97 s run at 1.10 M/s; shared by the warp's lanes, 1.22-1.33 M/s,
+ * and the lock is then mostly taken to find no new CQE.) */
 GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_u32 *cq_head = gpuio_ptr<gpuio_u32>(ch->direct.cq_head);
   const gpuio_u32 *cq_tail = gpuio_ptr<const gpuio_u32>(ch->direct.cq_tail);
