@@ -289,7 +289,7 @@ GPUIO_FN void gpuio_direct_complete_some(const gpuio_channel *ch, const gpuio_di
  * making NOPs: with one lane doing each round, completing CQEs took 0.70 s and reading
  * them 0.44 s of a 1.97 s run at 1.10 M/s; shared by the warp's lanes, 1.22-1.33 M/s,
  * and the lock is then mostly taken to find no new CQE.) */
-GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
+GPUIO_NOINLINE void gpuio_direct_reap_round(const gpuio_channel *ch) {
   gpuio_u32 *cq_head = gpuio_ptr<gpuio_u32>(ch->direct.cq_head);
   const gpuio_u32 *cq_tail = gpuio_ptr<const gpuio_u32>(ch->direct.cq_tail);
   gpuio_direct_state *st = gpuio_direct_st(ch);
@@ -384,6 +384,16 @@ GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
   gpuio_st_relaxed_64(&stats->failed, failed);
   gpuio_st_release_32(cq_head, head + limit); /* the CQEs are read: the kernel may reuse them */
   gpuio_direct_unlock(&st->reap_lock);
+}
+
+/* The reap every waiter calls: a look at the lock inline, the round out of line. The
+ * round is a slow path (one warp at a time holds the lock) with unrolled loads and
+ * completions: inlined at every place a direct call waits, it made the compile of the
+ * conformance kernels for gfx90a take 324 s (hipcc, device code, -O3, 2026-11-29;
+ * 203 s before the round's batches and warp), out of line 98 s. */
+GPUIO_FN void gpuio_direct_reap(const gpuio_channel *ch) {
+  if (gpuio_ld_relaxed_32(&gpuio_direct_st(ch)->reap_lock) != 0u) return;
+  gpuio_direct_reap_round(ch);
 }
 
 /* Whether the abandoned request of lap `holder` on slot `index` was answered (its
