@@ -84,10 +84,27 @@
 GPUIO_FN gpuio_direct_state *gpuio_direct_st(const gpuio_channel *ch) {
   return gpuio_ptr<gpuio_direct_state>(ch->direct.state);
 }
+/* Where the slots are, read from the descriptor: a reaper reads it once per round,
+ * since every fence and acquire of the round empties L1, and each descriptor field
+ * read again after one was a trip to L2 of its own before the loads that needed it. */
+typedef struct gpuio_direct_slots_view {
+  gpuio_direct_slot *base;
+  gpuio_u64 mask;      /* slots - 1: slots == sq_entries, a power of two (io_uring's) */
+  gpuio_u32 lap_shift; /* log2(slots): a position's lap */
+} gpuio_direct_slots_view;
+GPUIO_FN gpuio_direct_slots_view gpuio_direct_view(const gpuio_channel *ch) {
+  const gpuio_u32 slots = ch->slots;
+  return gpuio_direct_slots_view{gpuio_ptr<gpuio_direct_slot>(ch->direct.slot_state), (gpuio_u64)slots - 1u,
+                                 gpuio_ctz_32(slots)};
+}
+GPUIO_FN gpuio_direct_slot *gpuio_direct_view_at(const gpuio_direct_slots_view &v, gpuio_u64 pos) {
+  return v.base + (pos & v.mask);
+}
+
 /* Slot `index` (its turn, its answer), and the publish stamp of SQ positions
  * q with q % sq_entries == index (sq_entries == slots). */
 GPUIO_FN gpuio_direct_slot *gpuio_direct_slot_at(const gpuio_channel *ch, gpuio_u64 index) {
-  return gpuio_ptr<gpuio_direct_slot>(ch->direct.slot_state) + (index & (gpuio_u64)(ch->slots - 1u));
+  return gpuio_direct_view_at(gpuio_direct_view(ch), index);
 }
 GPUIO_FN gpuio_stats *gpuio_direct_stats(const gpuio_channel *ch) { return gpuio_impl_stats(ch); }
 GPUIO_FN void gpuio_direct_count_timeout(const gpuio_channel *ch, int e) {
@@ -188,23 +205,6 @@ GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_slot *s, const gp
 
 /* CQEs whose slots a reaper looks at together (gpuio_direct_complete_some). */
 #define GPUIO_DIRECT_COMPLETE_BATCH 4u
-
-/* The slots as a reaper sees them, read from the descriptor once per round: every
- * fence and acquire of the round empties L1, and each descriptor field read again
- * after one was a trip to L2 of its own before the loads that needed it. */
-typedef struct gpuio_direct_slots_view {
-  gpuio_direct_slot *base;
-  gpuio_u64 mask;      /* slots - 1: slots == sq_entries, a power of two (io_uring's) */
-  gpuio_u32 lap_shift; /* log2(slots): a position's lap */
-} gpuio_direct_slots_view;
-GPUIO_FN gpuio_direct_slots_view gpuio_direct_view(const gpuio_channel *ch) {
-  const gpuio_u32 slots = ch->slots;
-  return gpuio_direct_slots_view{gpuio_ptr<gpuio_direct_slot>(ch->direct.slot_state), (gpuio_u64)slots - 1u,
-                                 gpuio_ctz_32(slots)};
-}
-GPUIO_FN gpuio_direct_slot *gpuio_direct_view_at(const gpuio_direct_slots_view &v, gpuio_u64 pos) {
-  return v.base + (pos & v.mask);
-}
 
 /* The position a CQE's user_data names, and the CQE's result: the res the kernel
  * wrote, or the errno carried above the position by a request answered by a NOP. */
@@ -333,7 +333,7 @@ GPUIO_NOINLINE void gpuio_direct_reap_round(const gpuio_channel *ch) {
   const gpuio_cqe *cqes = gpuio_ptr<const gpuio_cqe>(ch->direct.cqes);
   const gpuio_u32 cq_mask = ch->direct.cq_mask;
   const gpuio_direct_slots_view view = gpuio_direct_view(ch);
-  gpuio_u64 ok = 0, bad = 0; /* counted by the leader for the warp */
+  gpuio_u64 ok = 0; /* the round's CQEs with a result >= 0; the rest of `limit` failed */
   /* The CQEs are read GPUIO_DIRECT_REAP_BATCH to a lane, every load issued before any
    * is used: read one after another, each CQE was a read of host memory (~1.1 us on an
    * H200) in the one thread that reaped for the whole channel. */
@@ -359,10 +359,7 @@ GPUIO_NOINLINE void gpuio_direct_reap_round(const gpuio_channel *ch) {
     }
     GPUIO_UNROLL
     for (gpuio_u32 j = 0; j < GPUIO_DIRECT_REAP_BATCH; ++j) {
-      const gpuio_u32 good = gpuio_popc_64(gpuio_warp_ballot(mask, j < k && gpuio_direct_cqe_res(ud[j], raw[j]) >= 0));
-      const gpuio_u32 all = gpuio_popc_64(gpuio_warp_ballot(mask, j < k));
-      ok += good;
-      bad += all - good;
+      ok += gpuio_popc_64(gpuio_warp_ballot(mask, j < k && gpuio_direct_cqe_res(ud[j], raw[j]) >= 0));
     }
     static_assert(GPUIO_DIRECT_REAP_BATCH % GPUIO_DIRECT_COMPLETE_BATCH == 0u, "whole batches of completions");
     GPUIO_UNROLL
@@ -376,7 +373,7 @@ GPUIO_NOINLINE void gpuio_direct_reap_round(const gpuio_channel *ch) {
   if (rank != 0u) return;
   gpuio_st_relaxed_64(&st->reaped, reaped + limit);
   const gpuio_u64 completed = gpuio_ld_relaxed_64(&st->completed) + ok;
-  const gpuio_u64 failed = gpuio_ld_relaxed_64(&st->failed) + bad;
+  const gpuio_u64 failed = gpuio_ld_relaxed_64(&st->failed) + (limit - ok);
   gpuio_st_relaxed_64(&st->completed, completed);
   gpuio_st_relaxed_64(&st->failed, failed);
   gpuio_stats *stats = gpuio_direct_stats(ch);
