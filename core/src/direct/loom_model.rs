@@ -26,11 +26,11 @@
 //! a failure of the model: the CQ holds twice the slots so that an honest device
 //! never fills it (`host.rs`).
 //!
-//! Each ordering below is needed: built with it weakened to relaxed, a model here
-//! fails (checked one at a time): the submitter's release of `sq_ready` and the
-//! publisher's acquire of it, the publisher's release of the SQ tail, the reaper's
-//! acquire of the CQ tail, the reaper's release of `done` and the waiter's acquire of
-//! it, the fence after the publish lock's unlock (without it a submitter's stamp is
+//! Each ordering below is needed: built with it weakened to relaxed (a fence: left
+//! out), a model here fails (checked one at a time): the submitter's release of
+//! `sq_ready` and the publisher's acquire fence after its loads of the stamps, the
+//! publisher's release of the SQ tail, the reaper's acquire of the CQ tail, the
+//! reaper's release of `done` and the waiter's acquire of it, the fence after the publish lock's unlock (without it a submitter's stamp is
 //! left unpublished when the lock holder leaves, and the kernel spins past loom's
 //! branch limit), and the waker's acquire of the SQ tail (else the published count it
 //! reads after may be older than the tail). Not shown: the release of the CQ head,
@@ -66,6 +66,9 @@ const SEQ_POS: u64 = (1 << SEQ_SHIFT) - 1;
 /// `GPUIO_DIRECT_COMPLETE_BATCH`: CQEs a reaper completes with one fence (two, so that
 /// a round of two CQEs is one batch and a round of three two).
 const COMPLETE_BATCH: usize = 2;
+/// `GPUIO_DIRECT_PUBLISH_BATCH`: stamps a publisher loads before one acquire fence
+/// (two, so that two requests' stamps are one batch).
+const PUBLISH_BATCH: u64 = 2;
 
 /// The fields of an SQE the model reads back: `user_data`, the staging chunk it
 /// names (`addr`) and what the submitter staged there (`len`, here).
@@ -195,6 +198,37 @@ impl Ring {
         lock.store(0, Ordering::Release);
     }
 
+    /// `gpuio_direct_stamped_from`: the end of the run of stamped positions from
+    /// `start`, the stamps loaded `PUBLISH_BATCH` at a time (relaxed, every load
+    /// before any is used), then one acquire fence for all of them.
+    fn stamped_from(&self, start: u64, entries: u64) -> u64 {
+        let mut p = start;
+        loop {
+            let seen: Vec<u64> = (p..p + PUBLISH_BATCH)
+                .map(|q| {
+                    if q - start < entries {
+                        self.sq_ready[self.at(q)].load(Ordering::Relaxed)
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let n = seen
+                .iter()
+                .zip(p..)
+                .take_while(|&(&stamp, q)| q - start < entries && stamp == q + 1)
+                .count() as u64;
+            p += n;
+            if n < PUBLISH_BATCH {
+                break;
+            }
+        }
+        if p != start {
+            fence(Ordering::Acquire);
+        }
+        p
+    }
+
     /// `gpuio_direct_publish`: whoever holds the publish lock advances the SQ tail
     /// over consecutive stamped positions; the lock's last holder looks again, after
     /// its unlock and a fence, at the first position it did not publish.
@@ -208,11 +242,7 @@ impl Ring {
                 return;
             }
             let start = self.published.load(Ordering::Relaxed);
-            let mut p = start;
-            while p - start < entries && self.sq_ready[self.at(p)].load(Ordering::Acquire) == p + 1
-            {
-                p += 1;
-            }
+            let p = self.stamped_from(start, entries);
             if p != start {
                 self.published.store(p, Ordering::Relaxed);
                 self.submitted.store(p, Ordering::Relaxed);
