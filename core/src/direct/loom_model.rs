@@ -66,8 +66,8 @@ const SEQ_POS: u64 = (1 << SEQ_SHIFT) - 1;
 /// `GPUIO_DIRECT_COMPLETE_BATCH`: CQEs a reaper completes with one fence (two, so that
 /// a round of two CQEs is one batch and a round of three two).
 const COMPLETE_BATCH: usize = 2;
-/// `GPUIO_DIRECT_PUBLISH_BATCH`: stamps a publisher loads before one acquire fence
-/// (two, so that two requests' stamps are one batch).
+/// `GPUIO_DIRECT_PUBLISH_BATCH`: stamps a lone publishing lane loads before it looks
+/// at any (two, so that two requests' stamps are one batch).
 const PUBLISH_BATCH: u64 = 2;
 
 /// The fields of an SQE the model reads back: `user_data`, the staging chunk it
@@ -198,9 +198,10 @@ impl Ring {
         lock.store(0, Ordering::Release);
     }
 
-    /// `gpuio_direct_stamped_from`: the end of the run of stamped positions from
-    /// `start`, the stamps loaded `PUBLISH_BATCH` at a time (relaxed, every load
-    /// before any is used), then one acquire fence for all of them.
+    /// The walk of `gpuio_direct_publish_round` by a lone lane (warps are not
+    /// modelled): the end of the run of stamped positions from `start`, the stamps
+    /// loaded `PUBLISH_BATCH` at a time (relaxed, every load before any is used), then
+    /// one acquire fence for all of them.
     fn stamped_from(&self, start: u64, entries: u64) -> u64 {
         let mut p = start;
         loop {
@@ -229,9 +230,10 @@ impl Ring {
         p
     }
 
-    /// `gpuio_direct_publish`: whoever holds the publish lock advances the SQ tail
-    /// over consecutive stamped positions; the lock's last holder looks again, after
-    /// its unlock and a fence, at the first position it did not publish.
+    /// `gpuio_direct_publish` and its round, by a lone lane: whoever holds the
+    /// publish lock advances the SQ tail over consecutive stamped positions; the
+    /// lock's last holder looks again, after its unlock and a fence, at the first
+    /// position it did not publish.
     fn publish(&self) {
         let entries = u64::from(self.sq_entries());
         loop {

@@ -122,77 +122,110 @@ GPUIO_FN bool gpuio_direct_trylock(gpuio_u32 *lock) {
 }
 GPUIO_FN void gpuio_direct_unlock(gpuio_u32 *lock) { gpuio_st_release_dev_32(lock, 0u); }
 
-/* Stamps a publisher reads at once (gpuio_direct_stamped_from). */
-#define GPUIO_DIRECT_PUBLISH_BATCH 16u
+/* Stamps each lane of the publishing warp reads at once (gpuio_direct_publish_round). */
+#define GPUIO_DIRECT_PUBLISH_BATCH 8u
 
-/* The end of the run of consecutive stamped SQ positions from `start` (at most
- * `entries` of them), with an acquire of every stamp in it. The stamps are read
- * GPUIO_DIRECT_PUBLISH_BATCH at a time, every load issued before any is used, then one
- * fence: read one after another with an acquire each, each stamp was a trip to L2 of
- * its own, and the descriptor's fields read again after each acquire another, in the
- * one thread that publishes for the whole channel. (Measured on an H200, 2026-11-29,
- * the whole device making NOPs: that walk took 1.58 s of a 1.87 s run, ~0.73 us a
- * stamp, and paced the ring at 1.16-1.18 M/s; read in batches, 3.84-3.98 M/s.) Out
- * of line, as the reap round: only the publish lock's holder walks, and the unrolled
- * loads would otherwise be inlined at every submit. */
-GPUIO_NOINLINE gpuio_u64 gpuio_direct_stamped_from(gpuio_direct_slots_view v, gpuio_u64 start, gpuio_u64 entries) {
-  gpuio_u64 p = start;
-  for (;;) {
-    gpuio_u64 seen[GPUIO_DIRECT_PUBLISH_BATCH] = {};
-    GPUIO_UNROLL
-    for (gpuio_u32 j = 0; j < GPUIO_DIRECT_PUBLISH_BATCH; ++j)
-      if (p + j - start < entries) seen[j] = gpuio_ld_relaxed_64(&gpuio_direct_view_at(v, p + j)->sq_ready);
-    gpuio_u32 n = 0; /* the stamped run's length in this batch */
-    GPUIO_UNROLL
-    for (gpuio_u32 j = 0; j < GPUIO_DIRECT_PUBLISH_BATCH; ++j)
-      if (n == j && p + j - start < entries && seen[j] == p + j + 1u) n = j + 1u;
-    p += n;
-    if (n < GPUIO_DIRECT_PUBLISH_BATCH) break;
-  }
-  /* The stamps' acquire: the SQEs their writers wrote before them happen before what
-   * this thread does next (the SQ tail's release carries them to the kernel). */
-  if (p != start) gpuio_fence_dev();
-  return p;
-}
-
-/* Advances the SQ tail over consecutive stamped SQ positions. Whoever holds the
- * publish lock does it for everyone; a submitter that finds the lock taken leaves its
- * position to the holder. Lost wake-up: a submitter stamps `sq_ready`, fences, then
- * tries the lock; the holder unlocks, fences, then re-checks the first position it
- * did not publish. With both fences sequentially consistent, either the submitter
- * sees the lock free or the holder sees the stamp, so no written position is left
- * behind with nobody to publish it. Both are device threads and `sq_ready` and the
- * lock device-local: device scope (gpuio_fence_sc_dev). What reaches the kernel's
+/* Advances the SQ tail over consecutive stamped SQ positions, with every lane of the
+ * calling warp that is here (all of them must be: gpuio_warp_active). Whoever holds
+ * the publish lock does it for everyone; a submitter that finds the lock taken leaves
+ * its position to the holder.
+ * Lost wake-up: a submitter stamps `sq_ready`, fences, then looks at the lock (its
+ * warp's leader looks for the lanes, after a warp barrier that orders their stamps
+ * before its look); the holder unlocks, fences, then re-checks the first position it
+ * did not publish. With both fences sequentially consistent, either the submitter's
+ * side sees the lock free or the holder sees the stamp, so no written position is
+ * left behind with nobody to publish it. Both are device threads and `sq_ready` and
+ * the lock device-local: device scope (gpuio_fence_sc_dev). What reaches the kernel's
  * SQPOLL thread is ordered by the system-scope release of the SQ tail, which is
- * cumulative: it carries every SQE write the holder observed through `sq_ready`. */
-GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
+ * cumulative: it carries every SQE write the lanes observed through `sq_ready`
+ * (each lane's fence after its loads is their acquire, the warp barrier hands them
+ * to the leader).
+ * The lanes share the walk: lane r of L loads the stamps of positions
+ * p + j * L + r (j < GPUIO_DIRECT_PUBLISH_BATCH) of each stretch of
+ * L * GPUIO_DIRECT_PUBLISH_BATCH, every load issued before any is used, and a ballot
+ * per j finds where the run of stamped positions ends. (Measured on an H200,
+ * 2026-11-29, the whole device making NOPs: one thread reading the stamps one after
+ * another, an acquire each, walked 1.58 s of a 1.87 s run, ~0.73 us a stamp, and
+ * paced the ring at 1.16-1.18 M/s; sixteen loads in flight and one fence, 3.84-3.98
+ * M/s, the walk still ~15 us a pass of ~130 positions; shared by the warp's lanes,
+ * 10.4-10.8 M/s, the walk ~1.1 us a pass.) Out of line, as the reap round: only the
+ * lock's holder walks. */
+GPUIO_NOINLINE void gpuio_direct_publish_round(const gpuio_channel *ch) {
   gpuio_direct_state *st = gpuio_direct_st(ch);
   gpuio_u32 *sq_tail = gpuio_ptr<gpuio_u32>(ch->direct.sq_tail);
   const gpuio_u64 entries = ch->direct.sq_entries;
   const gpuio_direct_slots_view v = gpuio_direct_view(ch);
+  const gpuio_u64 mask = gpuio_warp_active();
+  const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask), lanes = gpuio_warp_count(mask);
+  const bool alone = gpuio_impl_warp_alone(mask);
+  /* The lanes' stamps before the leader's look at the lock (their fences came first). */
+  if (!alone) gpuio_warp_sync(mask);
   for (;;) {
-    /* Looked at before it is tried, as in gpuio_direct_reap: reading a held lock
-     * counts as failing to take it in the argument above. */
-    if (gpuio_ld_relaxed_32(&st->publish_lock) != 0u) return;
-    if (!gpuio_direct_trylock(&st->publish_lock)) return;
-    const gpuio_u64 start = gpuio_ld_relaxed_64(&st->published);
-    const gpuio_u64 p = gpuio_direct_stamped_from(v, start, entries);
-    if (p != start) {
-      gpuio_st_relaxed_64(&st->published, p);
-      /* Host-visible counters are only ever stored from device-local truth, never
-       * read back from host memory. Stored before the tail, which releases it: the
-       * host's waker holds every SQ tail it reads against this count, and a tail
-       * above it is a kernel that moved the tail itself (core/src/direct/waker.rs). */
-      gpuio_st_relaxed_64(&gpuio_direct_stats(ch)->submitted, p);
-      /* Publishes the SQEs and sq_array entries (written by other threads, observed
-       * through `sq_ready`) to the kernel: system-scope release, cumulative over
-       * what this thread saw. */
-      gpuio_st_release_32(sq_tail, (gpuio_u32)p);
+    /* The leader's part: the lock and where the run starts (~0: not taken). Looked at
+     * before it is tried, as in gpuio_direct_reap: reading a held lock counts as
+     * failing to take it in the argument above. */
+    gpuio_u64 start = ~0ull;
+    if (rank == 0u && gpuio_ld_relaxed_32(&st->publish_lock) == 0u && gpuio_direct_trylock(&st->publish_lock))
+      start = gpuio_ld_relaxed_64(&st->published);
+    if (!alone) start = gpuio_warp_broadcast_64(mask, start, leader);
+    if (start == ~0ull) return;
+    gpuio_u64 p = start;
+    for (bool more = true; more;) {
+      gpuio_u64 seen[GPUIO_DIRECT_PUBLISH_BATCH] = {};
+      GPUIO_UNROLL
+      for (gpuio_u32 j = 0; j < GPUIO_DIRECT_PUBLISH_BATCH; ++j) {
+        const gpuio_u64 q = p + j * lanes + rank;
+        if (q - start < entries) seen[j] = gpuio_ld_relaxed_64(&gpuio_direct_view_at(v, q)->sq_ready);
+      }
+      GPUIO_UNROLL
+      for (gpuio_u32 j = 0; j < GPUIO_DIRECT_PUBLISH_BATCH; ++j) {
+        const gpuio_u64 q = p + j * lanes + rank;
+        const gpuio_u64 gap = mask & ~gpuio_warp_ballot(mask, q - start < entries && seen[j] == q + 1u);
+        if (!more) continue;
+        if (gap != 0u) {
+          /* The first lane (by rank) whose position is not stamped ends the run: the
+           * run goes on over the lanes below it. */
+          const gpuio_u64 first = gap & (~gap + 1u);
+          p += j * lanes + gpuio_popc_64(mask & (first - 1u));
+          more = false;
+        }
+      }
+      if (more) p += (gpuio_u64)GPUIO_DIRECT_PUBLISH_BATCH * lanes;
     }
-    gpuio_direct_unlock(&st->publish_lock);
-    gpuio_fence_sc_dev();
-    if (gpuio_ld_acquire_dev_64(&gpuio_direct_view_at(v, p)->sq_ready) != p + 1) return;
+    if (p != start) {
+      /* Each lane's acquire of the stamps it read, then the barrier hands them to the
+       * leader, whose release of the SQ tail carries them to the kernel. */
+      gpuio_fence_dev();
+      if (!alone) gpuio_warp_sync(mask);
+    }
+    bool again = false;
+    if (rank == 0u) {
+      if (p != start) {
+        gpuio_st_relaxed_64(&st->published, p);
+        /* Host-visible counters are only ever stored from device-local truth, never
+         * read back from host memory. Stored before the tail, which releases it: the
+         * host's waker holds every SQ tail it reads against this count, and a tail
+         * above it is a kernel that moved the tail itself (core/src/direct/waker.rs). */
+        gpuio_st_relaxed_64(&gpuio_direct_stats(ch)->submitted, p);
+        /* Publishes the SQEs and sq_array entries (written by other threads, observed
+         * through `sq_ready`) to the kernel: system-scope release, cumulative over
+         * what this thread saw. */
+        gpuio_st_release_32(sq_tail, (gpuio_u32)p);
+      }
+      gpuio_direct_unlock(&st->publish_lock);
+      gpuio_fence_sc_dev();
+      again = gpuio_ld_acquire_dev_64(&gpuio_direct_view_at(v, p)->sq_ready) == p + 1;
+    }
+    if (!alone) again = gpuio_warp_broadcast_64(mask, again ? 1u : 0u, leader) != 0u;
+    if (!again) return;
   }
+}
+
+/* The publish every submitter calls after stamping its position and fencing: a look
+ * at the lock inline, the round out of line. */
+GPUIO_FN void gpuio_direct_publish(const gpuio_channel *ch) {
+  if (gpuio_ld_relaxed_32(&gpuio_direct_st(ch)->publish_lock) != 0u) return;
+  gpuio_direct_publish_round(ch);
 }
 
 /* Gives back a place in write gate `gate`. Called by the reap-lock holder. */
