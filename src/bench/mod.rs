@@ -15,7 +15,9 @@
 //!   NOP is the transport's round trip alone: `mailbox` and `forward` answer it on
 //!   their host threads without a syscall, `direct`'s goes through its io_uring);
 //! * NOP throughput, 64 device threads and every thread of the device — reference:
-//!   that host thread's NOP rate;
+//!   that host thread's NOP rate; every thread's also against the same io_uring work
+//!   driven by a CPU thread: NOPs on an SQPOLL ring shaped like `direct`'s (SQ entries
+//!   = a default channel's slots, all of them in flight) ([`host_sqpoll_nops`]);
 //! * NOP and 64 B `pwrite` latency p50/p99, one thread, timed on the device —
 //!   reference: the device↔host ping-pong through shared memory;
 //! * `gpuio_pwrite` of the conformance pattern (64 threads, 1 B … 1 MiB) to a file —
@@ -562,6 +564,60 @@ fn host_uring_nop_us(n: u64) -> Result<f64, String> {
     Ok(start.elapsed().as_secs_f64() * 1e6 / n as f64)
 }
 
+/// One host thread driving an SQPOLL ring of `depth` SQ entries (a CQ of twice that,
+/// as `direct`'s) with `depth` NOPs in flight until `n` completed: M NOPs/s. What a
+/// `direct` channel's device side does with the same ring, driven by a CPU thread
+/// instead: it writes SQEs and the tail, the kernel's SQPOLL thread consumes them,
+/// the CPU thread polls the CQ. Each wait for a completion has a 10 s deadline.
+fn host_sqpoll_nops(n: u64, depth: u32) -> Result<f64, String> {
+    let mut ring: io_uring::IoUring = io_uring::IoUring::builder()
+        .setup_sqpoll(1000)
+        .setup_cqsize(2 * depth)
+        .build(depth)
+        .map_err(|e| format!("io_uring_setup (SQPOLL): {e}"))?;
+    let (mut submitted, mut done) = (0u64, 0u64);
+    let start = Instant::now();
+    let mut last = start;
+    while done < n {
+        let room = (u64::from(depth) - (submitted - done)).min(n - submitted);
+        {
+            let mut sq = ring.submission();
+            for i in 0..room {
+                let nop = io_uring::opcode::Nop::new()
+                    .build()
+                    .user_data(submitted + i);
+                // SAFETY: a NOP references no memory.
+                if unsafe { sq.push(&nop) }.is_err() {
+                    break;
+                }
+                submitted += 1;
+            }
+        }
+        // Enters the kernel only to wake a sleeping SQPOLL thread.
+        ring.submit().map_err(|e| format!("io_uring_enter: {e}"))?;
+        let mut got = 0u64;
+        for c in ring.completion() {
+            if c.result() < 0 {
+                return Err(format!("io_uring NOP: result {}", c.result()));
+            }
+            got += 1;
+        }
+        done += got;
+        let now = Instant::now();
+        if got > 0 {
+            last = now;
+        } else if now - last > Duration::from_secs(10) {
+            return Err(format!(
+                "SQPOLL ring: {done} of {submitted} NOPs after {:?}",
+                start.elapsed()
+            ));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+    Ok(n as f64 / start.elapsed().as_secs_f64() / 1e6)
+}
+
 /// One thread's round trips on one transport, measured once (`gpuio bench --only
 /// latency`): NOP and 64 B pwrite p50/p99 against the ping-pong floor, with the NOP's
 /// steps printed.
@@ -645,6 +701,10 @@ pub fn run_transport(
     let (p, tn) = launch_wait_shape(device, &ch, "nop", (grid, block), &[per, 0, 0])?;
     let cpu = process_cpu_time().saturating_sub(cpu0);
     let (ops, failed) = counted(&p, 1, whole * per, "NOPs", "nop")?;
+    let depth = ChannelConfig::default().slots;
+    // At least 200,000 NOPs: a quick run's few hundred would time the SQPOLL
+    // thread's first wake-up, not its rate.
+    let sqpoll = host_sqpoll_nops((whole * per).max(200_000), depth).ok();
     figures.push(
         Figure::new(
             format!("{transport}: NOPs, whole device {grid}x{block}"),
@@ -653,6 +713,12 @@ pub fn run_transport(
             Better::Higher,
         )
         .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
+        .also(
+            &format!(
+                "the same io_uring work driven by one CPU thread (an SQPOLL ring of {depth}, {depth} NOPs in flight)"
+            ),
+            sqpoll,
+        )
         .host_cpu(cpu, 0, ops)
         .note(failed),
     );
