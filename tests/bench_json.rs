@@ -127,6 +127,35 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
                 .filter(move |f| f["what"].as_str().unwrap().contains(part))
         };
         check_bulk(name, figures);
+        // Whole-device NOPs, at a default channel's slots and at four times as many:
+        // against a CPU thread driving an SQPOLL ring as deep. Where direct is
+        // available SQPOLL rings open, so the reference must be there.
+        assert_eq!(
+            find("NOPs, whole device").count(),
+            2,
+            "{name}: whole-device NOPs at two depths"
+        );
+        if name.ends_with("/direct") {
+            let sqpoll = |r: &serde_json::Value| {
+                r["what"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("SQPOLL ring"))
+            };
+            let ratio = |r: &serde_json::Value| {
+                r["ratio"]
+                    .as_f64()
+                    .is_some_and(|x| x.is_finite() && x > 0.0)
+            };
+            for f in find("NOPs, whole device") {
+                let what = f["what"].as_str().unwrap();
+                let also = f["also"].as_array().unwrap();
+                assert!(
+                    (sqpoll(&f["reference"]) && ratio(f))
+                        || also.iter().any(|r| sqpoll(r) && ratio(r)),
+                    "{what}: no SQPOLL ring reference with a ratio"
+                );
+            }
+        }
         // printf: against the device's own printf, lines counted, none lost.
         for f in find("printf, ") {
             let what = f["what"].as_str().unwrap();

@@ -618,6 +618,56 @@ fn host_sqpoll_nops(n: u64, depth: u32) -> Result<f64, String> {
     Ok(n as f64 / start.elapsed().as_secs_f64() / 1e6)
 }
 
+/// Requests in flight of [`deep_nops`]'s channel and ring.
+const DEEP_SLOTS: u32 = 1024;
+
+/// Whole-device NOPs on a channel of [`DEEP_SLOTS`] slots (of 4 KiB: a NOP stages
+/// nothing), against one CPU thread keeping as many NOPs in flight on an SQPOLL ring
+/// of as many entries: how a transport and the ring it is held against do with four
+/// times a default channel's requests in flight. A transport whose round trip is long
+/// needs more of them to keep its ring busy (`direct`: 10.4 M NOPs/s at 256 slots,
+/// 23.7 at 1024 on an H200, 2026-11-29).
+fn deep_nops(
+    device: &dyn Device,
+    transport: TransportKind,
+    open: &Opener<'_>,
+    shape: (u32, u32),
+    per: u64,
+) -> Result<Figure, String> {
+    let ch = open(ChannelConfig {
+        slots: DEEP_SLOTS,
+        slot_size: 4096,
+        ..ChannelConfig::default()
+    })?;
+    let whole = u64::from(shape.0) * u64::from(shape.1);
+    let cpu0 = process_cpu_time();
+    let (p, tn) = launch_wait_shape(device, &ch, "nop", shape, &[per, 0, 0])?;
+    let cpu = process_cpu_time().saturating_sub(cpu0);
+    let (ops, failed) = counted(&p, 1, whole * per, "NOPs", "nop")?;
+    let report = ch.close();
+    if !report.is_clean() {
+        return Err(format!("close ({DEEP_SLOTS} slots): {report}"));
+    }
+    let sqpoll = host_sqpoll_nops((whole * per).max(200_000), DEEP_SLOTS).ok();
+    Ok(Figure::new(
+        format!(
+            "{transport}: NOPs, whole device {}x{}, {DEEP_SLOTS} slots",
+            shape.0, shape.1
+        ),
+        ops as f64 / tn.as_secs_f64() / 1e6,
+        "Mop/s",
+        Better::Higher,
+    )
+    .against(
+        &format!(
+            "the same io_uring work driven by one CPU thread (an SQPOLL ring of {DEEP_SLOTS}, {DEEP_SLOTS} NOPs in flight)"
+        ),
+        sqpoll,
+    )
+    .host_cpu(cpu, 0, ops)
+    .note(failed))
+}
+
 /// One thread's round trips on one transport, measured once (`gpuio bench --only
 /// latency`): NOP and 64 B pwrite p50/p99 against the ping-pong floor, with the NOP's
 /// steps printed.
@@ -726,6 +776,7 @@ pub fn run_transport(
     if !report.is_clean() {
         return Err(format!("close: {report}"));
     }
+    figures.push(deep_nops(device, transport, open, (grid, block), per)?);
     figures.extend(latency(device, transport, open, dir, scale)?);
 
     // pwrite throughput, against the host writing the same ranges.
