@@ -17,9 +17,9 @@
 //! * NOP throughput, 64 device threads and every thread of the device — reference:
 //!   that host thread's NOP rate; every thread's also against the same io_uring work
 //!   driven by a CPU thread: NOPs on an SQPOLL ring shaped like `direct`'s (SQ entries
-//!   = a default channel's slots, all of them in flight) ([`host_sqpoll_nops`]); and
+//!   = a default channel's slots, all of them in flight) (`host_sqpoll_nops`); and
 //!   every thread's NOPs on a channel of four times the slots, against that ring as
-//!   deep ([`deep_nops`]);
+//!   deep (`deep_nops`);
 //! * NOP and 64 B `pwrite` latency p50/p99, one thread, timed on the device —
 //!   reference: the device↔host ping-pong through shared memory;
 //! * `gpuio_pwrite` of the conformance pattern (64 threads, 1 B … 1 MiB) to a file —
