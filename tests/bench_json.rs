@@ -71,6 +71,18 @@ fn bench_quick_json_has_every_pair_figure_reference_and_ratio() {
             "no reference {wanted:?} in {references:?}"
         );
     }
+    // The SQPOLL rings' NOP rates, at two depths, where SQPOLL rings open (wherever
+    // direct is available).
+    if available.iter().any(|p| p.ends_with("/direct")) {
+        for depth in ["SQPOLL ring of 256,", "SQPOLL ring of 1024,"] {
+            assert!(
+                references
+                    .iter()
+                    .any(|f| f["what"].as_str().unwrap().contains(depth)),
+                "no reference {depth:?} in {references:?}"
+            );
+        }
+    }
     for f in references {
         check_figure("references", f);
     }

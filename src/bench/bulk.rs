@@ -186,10 +186,25 @@ pub struct RunRefs {
     pub copy: Option<CopyBandwidth>,
     pub layout: Option<Layout>,
     pub host: Vec<HostRefs>,
+    /// One CPU thread driving an SQPOLL ring kept full of NOPs: `(entries, M/s)`,
+    /// for each depth the whole-device NOP figures are measured at
+    /// ([`super::sqpoll_refs`]).
+    pub sqpoll_nops: Vec<(u32, f64)>,
+}
+
+impl RunRefs {
+    /// The SQPOLL ring's NOP rate at `entries` deep, if it was measured.
+    pub fn sqpoll_nops(&self, entries: u32) -> Option<f64> {
+        self.sqpoll_nops
+            .iter()
+            .find(|&&(e, _)| e == entries)
+            .map(|&(_, rate)| rate)
+    }
 }
 
 /// Measures this repeat's references: the copy ceiling, the bulk layout (from a
-/// launch of `bulk` that moves nothing) and the host's bulk references.
+/// launch of `bulk` that moves nothing), the host's bulk references and the SQPOLL
+/// rings' NOP rates.
 pub fn run_refs(device: &dyn Device, dir: &Path, scale: Scale) -> Result<RunRefs, String> {
     let copy = device
         .copy_bandwidth(scale.copy_bytes, 5)
@@ -203,6 +218,7 @@ pub fn run_refs(device: &dyn Device, dir: &Path, scale: Scale) -> Result<RunRefs
         copy: Some(copy),
         layout: Some(layout),
         host,
+        sqpoll_nops: super::sqpoll_refs(device, scale),
     })
 }
 
@@ -276,6 +292,14 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
         for (what, rate) in figures {
             out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
         }
+    }
+    for &(entries, rate) in &refs.sqpoll_nops {
+        out.push(Figure::new(
+            super::sqpoll_what(entries),
+            rate,
+            "Mop/s",
+            Better::Higher,
+        ));
     }
     out
 }

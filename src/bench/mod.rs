@@ -6,8 +6,9 @@
 //!
 //! References that do not depend on the transport are measured once per repeat
 //! before the transports ([`bulk::run_refs`]): the copy ceiling between host and
-//! device memory ([`gpuio_device::Device::copy_bandwidth`]) and one host thread
-//! doing the bulk ranges with `pwrite`/`pread` and with an io_uring.
+//! device memory ([`gpuio_device::Device::copy_bandwidth`]), one host thread
+//! doing the bulk ranges with `pwrite`/`pread` and with an io_uring, and one CPU
+//! thread keeping SQPOLL rings full of NOPs (`sqpoll_refs`).
 //!
 //! Figures (per transport):
 //! * NOP round trip, one device thread, sequential — reference: one host thread
@@ -620,6 +621,40 @@ fn host_sqpoll_nops(n: u64, depth: u32) -> Result<f64, String> {
     Ok(n as f64 / start.elapsed().as_secs_f64() / 1e6)
 }
 
+/// NOPs a thread of the whole-device NOP figures makes: 16 at full scale (with 4 the
+/// H100's run lasted ~55 ms and forward's figure ranged 6.5-12.7 M/s across the
+/// calls of one night, 6.5-10.2 within one, 2026-11-27: a longer run leaves less to
+/// the launch and to host threads waking from their idle sleeps), one in a quick run.
+fn whole_device_nops_per_thread(scale: Scale) -> u64 {
+    if scale.nops < Scale::FULL.nops {
+        1
+    } else {
+        16
+    }
+}
+
+/// The SQPOLL references of this repeat, measured once for every transport: one
+/// CPU thread keeping as many NOPs in flight as a default channel has slots, and as
+/// [`DEEP_SLOTS`], each on an SQPOLL ring of as many entries, for as many NOPs as the
+/// whole-device figures make (at least 200,000: a quick run's few hundred would time
+/// the SQPOLL thread's first wake-up, not its rate). A depth whose ring does not
+/// open (SQPOLL refused) is left out.
+pub(crate) fn sqpoll_refs(device: &dyn Device, scale: Scale) -> Vec<(u32, f64)> {
+    let (grid, block) = device.full_shape();
+    let n = (u64::from(grid) * u64::from(block) * whole_device_nops_per_thread(scale)).max(200_000);
+    [ChannelConfig::default().slots, DEEP_SLOTS]
+        .into_iter()
+        .filter_map(|depth| host_sqpoll_nops(n, depth).ok().map(|rate| (depth, rate)))
+        .collect()
+}
+
+/// What an SQPOLL reference of `entries` is called, as a reference and as a figure.
+pub(crate) fn sqpoll_what(entries: u32) -> String {
+    format!(
+        "the same io_uring work driven by one CPU thread (an SQPOLL ring of {entries}, {entries} NOPs in flight)"
+    )
+}
+
 /// Requests in flight of [`deep_nops`]'s channel and ring.
 const DEEP_SLOTS: u32 = 1024;
 
@@ -635,6 +670,7 @@ fn deep_nops(
     open: &Opener<'_>,
     shape: (u32, u32),
     per: u64,
+    refs: &bulk::RunRefs,
 ) -> Result<Figure, String> {
     let ch = open(ChannelConfig {
         slots: DEEP_SLOTS,
@@ -650,7 +686,6 @@ fn deep_nops(
     if !report.is_clean() {
         return Err(format!("close ({DEEP_SLOTS} slots): {report}"));
     }
-    let sqpoll = host_sqpoll_nops((whole * per).max(200_000), DEEP_SLOTS).ok();
     Ok(Figure::new(
         format!(
             "{transport}: NOPs, whole device {}x{}, {DEEP_SLOTS} slots",
@@ -660,12 +695,7 @@ fn deep_nops(
         "Mop/s",
         Better::Higher,
     )
-    .against(
-        &format!(
-            "the same io_uring work driven by one CPU thread (an SQPOLL ring of {DEEP_SLOTS}, {DEEP_SLOTS} NOPs in flight)"
-        ),
-        sqpoll,
-    )
+    .against(&sqpoll_what(DEEP_SLOTS), refs.sqpoll_nops(DEEP_SLOTS))
     .host_cpu(cpu, 0, ops)
     .note(failed))
 }
@@ -741,22 +771,16 @@ pub fn run_transport(
         .host_cpu(cpu, 0, ops),
     );
     // NOPs from every thread of the device: the small-op rate without the cost of
-    // any I/O, against the same host thread. A NOP that gave up under the load is
-    // not counted (a note says how many). 16 a thread at full scale: with 4 the
-    // H100's run lasted ~55 ms and forward's figure ranged 6.5-12.7 M/s across the
-    // calls of one night (6.5-10.2 within one, 2026-11-27); a longer run leaves less
-    // to the launch and to host threads waking from their idle sleeps.
+    // any I/O, against the same host thread and the SQPOLL ring. A NOP that gave up
+    // under the load is not counted (a note says how many).
     let (grid, block) = device.full_shape();
     let whole = u64::from(grid) * u64::from(block);
-    let per = if scale.nops < Scale::FULL.nops { 1 } else { 16 };
+    let per = whole_device_nops_per_thread(scale);
     let cpu0 = process_cpu_time();
     let (p, tn) = launch_wait_shape(device, &ch, "nop", (grid, block), &[per, 0, 0])?;
     let cpu = process_cpu_time().saturating_sub(cpu0);
     let (ops, failed) = counted(&p, 1, whole * per, "NOPs", "nop")?;
     let depth = ChannelConfig::default().slots;
-    // At least 200,000 NOPs: a quick run's few hundred would time the SQPOLL
-    // thread's first wake-up, not its rate.
-    let sqpoll = host_sqpoll_nops((whole * per).max(200_000), depth).ok();
     figures.push(
         Figure::new(
             format!("{transport}: NOPs, whole device {grid}x{block}"),
@@ -765,12 +789,7 @@ pub fn run_transport(
             Better::Higher,
         )
         .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
-        .also(
-            &format!(
-                "the same io_uring work driven by one CPU thread (an SQPOLL ring of {depth}, {depth} NOPs in flight)"
-            ),
-            sqpoll,
-        )
+        .also(&sqpoll_what(depth), refs.sqpoll_nops(depth))
         .host_cpu(cpu, 0, ops)
         .note(failed),
     );
@@ -778,7 +797,14 @@ pub fn run_transport(
     if !report.is_clean() {
         return Err(format!("close: {report}"));
     }
-    figures.push(deep_nops(device, transport, open, (grid, block), per)?);
+    figures.push(deep_nops(
+        device,
+        transport,
+        open,
+        (grid, block),
+        per,
+        refs,
+    )?);
     figures.extend(latency(device, transport, open, dir, scale)?);
 
     // pwrite throughput, against the host writing the same ranges.
