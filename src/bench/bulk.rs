@@ -194,7 +194,7 @@ pub struct RunRefs {
 
 impl RunRefs {
     /// The SQPOLL ring's NOP rate at `entries` deep, if it was measured.
-    pub fn sqpoll_nops(&self, entries: u32) -> Option<f64> {
+    pub fn sqpoll_rate(&self, entries: u32) -> Option<f64> {
         self.sqpoll_nops
             .iter()
             .find(|&&(e, _)| e == entries)

@@ -695,7 +695,7 @@ fn deep_nops(
         "Mop/s",
         Better::Higher,
     )
-    .against(&sqpoll_what(DEEP_SLOTS), refs.sqpoll_nops(DEEP_SLOTS))
+    .against(&sqpoll_what(DEEP_SLOTS), refs.sqpoll_rate(DEEP_SLOTS))
     .host_cpu(cpu, 0, ops)
     .note(failed))
 }
@@ -789,7 +789,7 @@ pub fn run_transport(
             Better::Higher,
         )
         .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
-        .also(&sqpoll_what(depth), refs.sqpoll_nops(depth))
+        .also(&sqpoll_what(depth), refs.sqpoll_rate(depth))
         .host_cpu(cpu, 0, ops)
         .note(failed),
     );

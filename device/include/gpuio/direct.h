@@ -263,7 +263,7 @@ GPUIO_FN void gpuio_direct_fill(const gpuio_channel *ch, gpuio_slot *s, const gp
   e.user_data = s->pos | ((gpuio_u64)refused << GPUIO_DIRECT_SEQ_SHIFT);
   gpuio_ptr<gpuio_sqe>(ch->direct.sqes)[s->index] = e;
   gpuio_st_relaxed_32(gpuio_ptr<gpuio_u32>(ch->direct.sq_array) + (q & ch->direct.sq_mask), s->index);
-  /* The SQE and the index before the stamp, the stamp before trying the lock. */
+  /* The SQE and the index before the stamp, the stamp before the look at the lock. */
   gpuio_st_release_dev_64(&gpuio_direct_slot_at(ch, q)->sq_ready, q + 1);
   gpuio_fence_sc_dev();
   gpuio_direct_publish(ch);
