@@ -407,7 +407,7 @@ pub fn bench(
         let start = std::time::Instant::now();
         let mut runs = Vec::new();
         for r in 1..=repeats {
-            eprintln!("gpuio bench: measuring the references (copy ceiling, host bulk I/O, SQPOLL NOPs), {r} of {repeats} ...");
+            eprintln!("gpuio bench: measuring the references (copy ceiling, host bulk I/O and NOPs, SQPOLL NOPs), {r} of {repeats} ...");
             match bulk::run_refs(device.as_ref(), dir.path(), scale) {
                 Ok(x) => {
                     runs.push(bulk::reference_figures(&x));

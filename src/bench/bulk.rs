@@ -190,6 +190,8 @@ pub struct RunRefs {
     /// for each depth the whole-device NOP figures are measured at
     /// ([`super::sqpoll_refs`]).
     pub sqpoll_nops: Vec<(u32, f64)>,
+    /// One host thread's io_uring NOP, submitted and waited for alone: µs.
+    pub host_nop_us: Option<f64>,
 }
 
 impl RunRefs {
@@ -203,8 +205,8 @@ impl RunRefs {
 }
 
 /// Measures this repeat's references: the copy ceiling, the bulk layout (from a
-/// launch of `bulk` that moves nothing), the host's bulk references and the SQPOLL
-/// rings' NOP rates.
+/// launch of `bulk` that moves nothing), the host's bulk references, one host
+/// thread's io_uring NOP and the SQPOLL rings' NOP rates.
 pub fn run_refs(device: &dyn Device, dir: &Path, scale: Scale) -> Result<RunRefs, String> {
     let copy = device
         .copy_bandwidth(scale.copy_bytes, 5)
@@ -219,6 +221,7 @@ pub fn run_refs(device: &dyn Device, dir: &Path, scale: Scale) -> Result<RunRefs
         layout: Some(layout),
         host,
         sqpoll_nops: super::sqpoll_refs(device, scale),
+        host_nop_us: super::host_uring_nop_us(scale.nops).ok(),
     })
 }
 
@@ -292,6 +295,14 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
         for (what, rate) in figures {
             out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
         }
+    }
+    if let Some(us) = refs.host_nop_us {
+        out.push(Figure::new(
+            "host thread, io_uring NOP".into(),
+            us,
+            "us/op",
+            Better::Lower,
+        ));
     }
     for &(entries, rate) in &refs.sqpoll_nops {
         out.push(Figure::new(

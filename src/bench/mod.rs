@@ -7,8 +7,9 @@
 //! References that do not depend on the transport are measured once per repeat
 //! before the transports ([`bulk::run_refs`]): the copy ceiling between host and
 //! device memory ([`gpuio_device::Device::copy_bandwidth`]), one host thread
-//! doing the bulk ranges with `pwrite`/`pread` and with an io_uring, and one CPU
-//! thread keeping SQPOLL rings full of NOPs (`sqpoll_refs`).
+//! doing the bulk ranges with `pwrite`/`pread` and with an io_uring, one host
+//! thread's io_uring NOPs, and one CPU thread keeping SQPOLL rings full of NOPs
+//! (`sqpoll_refs`).
 //!
 //! Figures (per transport):
 //! * NOP round trip, one device thread, sequential — reference: one host thread
@@ -677,25 +678,39 @@ fn deep_nops(
         slot_size: 4096,
         ..ChannelConfig::default()
     })?;
-    let whole = u64::from(shape.0) * u64::from(shape.1);
-    let cpu0 = process_cpu_time();
-    let (p, tn) = launch_wait_shape(device, &ch, "nop", shape, &[per, 0, 0])?;
-    let cpu = process_cpu_time().saturating_sub(cpu0);
-    let (ops, failed) = counted(&p, 1, whole * per, "NOPs", "nop")?;
+    let what = format!(
+        "{transport}: NOPs, whole device {}x{}, {DEEP_SLOTS} slots",
+        shape.0, shape.1
+    );
+    let figure = whole_device_nops(device, &ch, shape, per, what)?;
     let report = ch.close();
     if !report.is_clean() {
         return Err(format!("close ({DEEP_SLOTS} slots): {report}"));
     }
+    Ok(figure.against(&sqpoll_what(DEEP_SLOTS), refs.sqpoll_rate(DEEP_SLOTS)))
+}
+
+/// Every thread of `shape` making `per` NOPs on `ch`: the figure `what` in M/s, with
+/// the host's CPU and a note of the NOPs that gave up under the load (not counted);
+/// the caller holds it against its references.
+fn whole_device_nops(
+    device: &dyn Device,
+    ch: &Channel,
+    shape: (u32, u32),
+    per: u64,
+    what: String,
+) -> Result<Figure, String> {
+    let whole = u64::from(shape.0) * u64::from(shape.1);
+    let cpu0 = process_cpu_time();
+    let (p, tn) = launch_wait_shape(device, ch, "nop", shape, &[per, 0, 0])?;
+    let cpu = process_cpu_time().saturating_sub(cpu0);
+    let (ops, failed) = counted(&p, 1, whole * per, "NOPs", "nop")?;
     Ok(Figure::new(
-        format!(
-            "{transport}: NOPs, whole device {}x{}, {DEEP_SLOTS} slots",
-            shape.0, shape.1
-        ),
+        what,
         ops as f64 / tn.as_secs_f64() / 1e6,
         "Mop/s",
         Better::Higher,
     )
-    .against(&sqpoll_what(DEEP_SLOTS), refs.sqpoll_rate(DEEP_SLOTS))
     .host_cpu(cpu, 0, ops)
     .note(failed))
 }
@@ -744,7 +759,7 @@ pub fn run_transport(
     let ch = warm_channel(device, open)?;
     let (p, t1) = launch_wait(device, &ch, "nop", 1, &[scale.nops, 0, 0])?;
     fail_check(&p, 1, "nop")?;
-    let reference = host_uring_nop_us(scale.nops).ok();
+    let reference = refs.host_nop_us;
     figures.push(
         Figure::new(
             format!("{transport}: NOP round trip, 1 thread"),
@@ -771,27 +786,15 @@ pub fn run_transport(
         .host_cpu(cpu, 0, ops),
     );
     // NOPs from every thread of the device: the small-op rate without the cost of
-    // any I/O, against the same host thread and the SQPOLL ring. A NOP that gave up
-    // under the load is not counted (a note says how many).
+    // any I/O, against the same host thread and the SQPOLL ring.
     let (grid, block) = device.full_shape();
-    let whole = u64::from(grid) * u64::from(block);
     let per = whole_device_nops_per_thread(scale);
-    let cpu0 = process_cpu_time();
-    let (p, tn) = launch_wait_shape(device, &ch, "nop", (grid, block), &[per, 0, 0])?;
-    let cpu = process_cpu_time().saturating_sub(cpu0);
-    let (ops, failed) = counted(&p, 1, whole * per, "NOPs", "nop")?;
     let depth = ChannelConfig::default().slots;
+    let what = format!("{transport}: NOPs, whole device {grid}x{block}");
     figures.push(
-        Figure::new(
-            format!("{transport}: NOPs, whole device {grid}x{block}"),
-            ops as f64 / tn.as_secs_f64() / 1e6,
-            "Mop/s",
-            Better::Higher,
-        )
-        .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
-        .also(&sqpoll_what(depth), refs.sqpoll_rate(depth))
-        .host_cpu(cpu, 0, ops)
-        .note(failed),
+        whole_device_nops(device, &ch, (grid, block), per, what)?
+            .against("host thread, io_uring NOP", reference.map(|us| 1.0 / us))
+            .also(&sqpoll_what(depth), refs.sqpoll_rate(depth)),
     );
     let report = ch.close();
     if !report.is_clean() {
