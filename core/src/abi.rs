@@ -186,14 +186,14 @@ pub struct Channel {
     /// a copy that waits for no kernel). New device calls then fail with
     /// `-ESHUTDOWN` and are never submitted. The device reads its own copy: a call
     /// checks it without crossing PCIe (on an H100 the shared word's read was 1.4 of
-    /// a NOP's 9.9 µs).
+    /// a NOP's 9.9 µs), and so does the direct transport's close handshake
+    /// (`crate::direct`).
     pub closing: u32,
     pub _pad0: u32,
     /// Device address of the shared descriptor, where `stats` live (and the host's
     /// `closing`). A kernel is given a copy of the descriptor (and of the endpoint
     /// table) in device-local memory, so the fields it reads on every call cost no
-    /// PCIe round trip; only `stats` is reached through this pointer (and `closing`
-    /// in the direct transport's close handshake, `gpuio/direct.h`).
+    /// PCIe round trip; only `stats` is reached through this pointer.
     /// In the shared descriptor it points to itself.
     pub shared: u64,
     pub direct: DirectRing,

@@ -615,12 +615,21 @@ impl Channel {
         // The kernel's copy, which the device reads on every call without crossing
         // PCIe: written after the shared word, through a copy that waits for no
         // kernel (a kernel that read 0 meanwhile is one that read it just before).
-        if let Err(e) = self
+        // Direct's close handshake reads this copy too (`crate::direct`).
+        let flag_problem = match self
             .local
             .store_u32(std::mem::offset_of!(abi::Channel, closing), 1)
         {
-            tracing::error!(error = %e, "cannot flag the kernel's descriptor as closing");
-        }
+            Ok(()) => None,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot flag the kernel's descriptor as closing");
+                Some(format!(
+                    "the kernel's descriptor could not be flagged as closing ({e}): a \
+                     kernel still running may go on making calls, which then wait for \
+                     their deadline instead of failing with -ESHUTDOWN"
+                ))
+            }
+        };
         // The logs first: lines printed before `closing` reach their endpoints while
         // the transport drains.
         let logs: Vec<LogReport> = self
@@ -631,6 +640,7 @@ impl Channel {
         let logs_elapsed = start.elapsed();
         let report = transport.close(start + bound);
         let mut problems = report.problems;
+        problems.extend(flag_problem);
         for l in &logs {
             if l.lost > 0 || l.error.is_some() {
                 problems.push(l.to_string());

@@ -85,6 +85,9 @@ pub trait LocalMemory: Send + Sync + fmt::Debug {
     fn read(&self, offset: usize, buf: &mut [u8]) -> Result<(), MemoryError>;
     /// Stores `value` at `offset` (a multiple of 4) while a kernel may be reading
     /// that word: it sees the old value or the new one (the channel's `closing`).
+    /// Once this returns, the word is stored where the device's loads read it, and
+    /// before anything a later [`read`](Self::read) of this memory reads: the direct
+    /// transport's close handshake rests on that order (`crate::direct`'s module doc).
     fn store_u32(&self, offset: usize, value: u32) -> Result<(), MemoryError>;
 }
 

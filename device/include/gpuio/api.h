@@ -118,9 +118,9 @@ GPUIO_FN bool gpuio_impl_warp_pause(gpuio_u64 mask, gpuio_u32 ns) {
   return true;
 }
 
-/* The shared descriptor, where the host's `closing` and the counters live. A
- * kernel's `ch` is a device-local copy (every other field is read from it without
- * crossing PCIe); a descriptor that names no shared one is its own. */
+/* The shared descriptor, where the counters live (and where the host sets `closing`
+ * first). A kernel's `ch` is a device-local copy (every other field is read from it
+ * without crossing PCIe); a descriptor that names no shared one is its own. */
 GPUIO_FN const gpuio_channel *gpuio_impl_shared(const gpuio_channel *ch) {
   return ch->shared ? gpuio_ptr<const gpuio_channel>(ch->shared) : ch;
 }
@@ -131,11 +131,6 @@ GPUIO_FN const gpuio_channel *gpuio_impl_shared(const gpuio_channel *ch) {
  * on the strength of it (an acquire would also invalidate the multiprocessor's L1,
  * local memory included, on every call). */
 GPUIO_FN bool gpuio_impl_closing(const gpuio_channel *ch) { return gpuio_ld_relaxed_32(&ch->closing) != 0u; }
-/* The shared `closing` itself (one read across PCIe), for a handshake that orders it
- * against a host read with fences on both sides (gpuio/direct.h, "Closing"). */
-GPUIO_FN bool gpuio_impl_closing_shared(const gpuio_channel *ch) {
-  return gpuio_ld_relaxed_32(&gpuio_impl_shared(ch)->closing) != 0u;
-}
 GPUIO_FN gpuio_stats *gpuio_impl_stats(const gpuio_channel *ch) {
   return (gpuio_stats *)&gpuio_impl_shared(ch)->stats;
 }
