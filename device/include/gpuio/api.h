@@ -87,6 +87,16 @@ GPUIO_FN gpuio_u32 gpuio_impl_backoff_next(gpuio_impl_backoff *b, gpuio_u32 cap_
 GPUIO_FN void gpuio_impl_backoff_pause(gpuio_impl_backoff *b, gpuio_u32 cap_ns) {
   gpuio_sleep_ns(gpuio_impl_backoff_next(b, cap_ns));
 }
+/* The caps of a request's waits. A look at a device-local word (a slot's turn,
+ * direct's `done`) is a trip to L2, and only the few hundred waiters next in line for
+ * a slot or waiting for an answer poll at this pace (the rest sleep in proportion to
+ * their place in line), so a short cap costs the memory system little. A look at host memory (forward's and mailbox's answers) is a read
+ * across PCIe. (Measured on an H200, 2026-11-29, the whole device making NOPs on
+ * direct, its close handshake on device-local words: with 256 ns for device-local
+ * words instead of 1024, 12.0-12.3 M/s against 11.2-12.5 at 256 slots, 25.1 against
+ * 19.0 at 1024; forward's and mailbox's whole-device NOPs as before.) */
+#define GPUIO_WAIT_LOCAL_NS 256u
+#define GPUIO_WAIT_SHARED_NS 1024u
 
 /* Whether `mask` names one lane: a call made by a lane alone, which can skip every
  * warp-wide exchange (each needs convergence checks when the mask is not known at
@@ -355,7 +365,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
     /* Laps away: sleep in proportion, leaving the turn word to those in front. */
     const gpuio_u64 ahead = lap - turn;
     if (ahead <= 1u) reclaim.nudge(); /* next in line: help the slot along */
-    *ns = ahead <= 1u ? gpuio_impl_backoff_next(&k->backoff, 1024u)
+    *ns = ahead <= 1u ? gpuio_impl_backoff_next(&k->backoff, GPUIO_WAIT_LOCAL_NS)
                       : (ahead > 64u ? 256000u : (gpuio_u32)ahead * 4000u);
     return 1;
   }
@@ -414,7 +424,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
     gpuio_add_release_dev_64(&t->word, 1ull << GPUIO_TURN_SHIFT);
     return e ? e : 2;
   }
-  *ns = gpuio_impl_backoff_next(&k->backoff, 1024u);
+  *ns = gpuio_impl_backoff_next(&k->backoff, GPUIO_WAIT_LOCAL_NS);
   return 1;
 }
 
@@ -441,15 +451,17 @@ GPUIO_FN void gpuio_impl_mark_async(const gpuio_channel *ch, gpuio_slot *s) {
  * with the slot abandoned at the deadline (its state ABANDONED: the next turn owner
  * takes it over once the transport's reclaim finds the answer). poll(s, &result): 1
  * once answered.
- * The first GPUIO_WAIT_EAGER polls follow each other without a pause: a poll is
- * a read across PCIe (~1.15 us on an H100-class GPU), so a pause of 64-128 ns
+ * The first GPUIO_WAIT_EAGER polls follow each other without a pause: where a poll
+ * is a read across PCIe (~1.15 us on an H100-class GPU), a pause of 64-128 ns
  * between them spares the bus only a few percent, and added that to most answers'
  * latency (~215 ns of a NOP's 5.5 us: H200, ncu, 2026-11-27). After them the pauses
- * start at 256 ns and double, so that a hundred thousand waiters leave the bus to
- * the requests. */
+ * start at 256 ns and double up to `cap_ns` (GPUIO_WAIT_SHARED_NS where the answer
+ * is read across PCIe, so that a hundred thousand waiters leave the bus to the
+ * requests; GPUIO_WAIT_LOCAL_NS where it is device-local). */
 #define GPUIO_WAIT_EAGER 2u
 template <typename Poll>
-GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result, const Poll &poll) {
+GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_u32 cap_ns, gpuio_i64 *result,
+                                    const Poll &poll) {
   const gpuio_u64 mask = gpuio_warp_active();
   gpuio_impl_backoff backoff = {256u};
   gpuio_u32 polls = 0;
@@ -465,7 +477,7 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_i64
         gpuio_impl_turn_set(s->turn, GPUIO_SLOT_ABANDONED);
         r = -GPUIO_ETIMEDOUT;
       } else {
-        ns = ++polls <= GPUIO_WAIT_EAGER ? 0u : gpuio_impl_backoff_next(&backoff, 1024u);
+        ns = ++polls <= GPUIO_WAIT_EAGER ? 0u : gpuio_impl_backoff_next(&backoff, cap_ns);
       }
     }
     if (!gpuio_impl_warp_pause(mask, ns)) break;

@@ -601,8 +601,8 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
   const bool shutdown = (s->flags & GPUIO_DIRECT_SLOT_SHUTDOWN) != 0u;
   const gpuio_direct_answered answered = {ch};
   /* A -ESHUTDOWN NOP is looked at once and not waited for: the host may be closing
-   * the ring under it. */
-  int e = gpuio_impl_wait_answer(s, shutdown ? 0u : deadline, result, answered);
+   * the ring under it. `done` is device-local (the reaper stamps it). */
+  int e = gpuio_impl_wait_answer(s, shutdown ? 0u : deadline, GPUIO_WAIT_LOCAL_NS, result, answered);
   if (shutdown && e == -GPUIO_ETIMEDOUT) return -GPUIO_ESHUTDOWN;
   gpuio_direct_count_timeout(ch, e);
   return e;

@@ -112,7 +112,7 @@ struct gpuio_forward_answered {
  * abandoned: the next turn owner takes it over once the host answers. */
 GPUIO_FN int gpuio_forward_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   const gpuio_forward_answered answered = {ch};
-  return gpuio_impl_wait_answer(s, deadline, result, answered);
+  return gpuio_impl_wait_answer(s, deadline, GPUIO_WAIT_SHARED_NS, result, answered);
 }
 
 #endif /* GPUIO_FORWARD_H */

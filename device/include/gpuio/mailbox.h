@@ -122,7 +122,7 @@ struct gpuio_mailbox_answered {
  * host answers). The lanes of a warp wait together. */
 GPUIO_FN int gpuio_mailbox_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_i64 *result) {
   const gpuio_mailbox_answered answered = {ch};
-  return gpuio_impl_wait_answer(s, deadline, result, answered);
+  return gpuio_impl_wait_answer(s, deadline, GPUIO_WAIT_SHARED_NS, result, answered);
 }
 
 #endif
