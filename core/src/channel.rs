@@ -36,8 +36,9 @@ pub struct ChannelConfig {
     /// Requests in flight at once (rounded up to a power of two). On `direct` a
     /// request's round trip is long (the kernel's SQPOLL thread between two trips
     /// across PCIe), so its rate from many threads grows with the slots: whole-device
-    /// NOPs on an H200 (2026-11-29, `gpuio bench`) 10.2 M/s at 256 slots, 17.9 at
-    /// 1024. `forward` and `mailbox` were not faster with 1024.
+    /// NOPs on an H200 (2026-11-29, `gpuio bench` at 7069a74) 11.9 M/s at 256 slots,
+    /// 24.7 at 1024. `forward` and `mailbox` were slower with 1024 (their host threads
+    /// grow with the slots: see `ForwardBuilder::rings`).
     pub slots: u32,
     /// Staging bytes per slot: the largest single request a convenience call makes
     /// (longer calls are split).

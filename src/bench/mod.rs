@@ -663,8 +663,8 @@ const DEEP_SLOTS: u32 = 1024;
 /// nothing), against one CPU thread keeping as many NOPs in flight on an SQPOLL ring
 /// of as many entries: how a transport and the ring it is held against do with four
 /// times a default channel's requests in flight. A transport whose round trip is long
-/// needs more of them to keep its ring busy (`direct`: 10.4 M NOPs/s at 256 slots,
-/// 23.7 at 1024 on an H200, 2026-11-29).
+/// needs more of them to keep its ring busy (`direct`: 11.9 M NOPs/s at 256 slots,
+/// 24.7 at 1024 on an H200, 2026-11-29).
 fn deep_nops(
     device: &dyn Device,
     transport: TransportKind,
