@@ -90,11 +90,12 @@ GPUIO_FN void gpuio_impl_backoff_pause(gpuio_impl_backoff *b, gpuio_u32 cap_ns) 
 /* The caps of a request's waits. A look at a device-local word (a slot's turn,
  * direct's `done`) is a trip to L2, and only the few hundred waiters next in line for
  * a slot or waiting for an answer poll at this pace (the rest sleep in proportion to
- * their place in line), so a short cap costs the memory system little. A look at host memory (forward's and mailbox's answers) is a read
- * across PCIe. (Measured on an H200, 2026-11-29, the whole device making NOPs on
- * direct, its close handshake on device-local words: with 256 ns for device-local
- * words instead of 1024, 12.0-12.3 M/s against 11.2-12.5 at 256 slots, 25.1 against
- * 19.0 at 1024; forward's and mailbox's whole-device NOPs as before.) */
+ * their place in line), so a short cap costs the memory system little. A look at host
+ * memory (forward's and mailbox's answers) is a read across PCIe. (Measured on an
+ * H200, 2026-11-29, the whole device making NOPs on direct, its close handshake on
+ * device-local words: with 256 ns for device-local words instead of 1024, 12.0-12.3
+ * M/s against 11.2-12.5 at 256 slots, 25.1 against 19.0 at 1024; forward's and
+ * mailbox's whole-device NOPs as before.) */
 #define GPUIO_WAIT_LOCAL_NS 256u
 #define GPUIO_WAIT_SHARED_NS 1024u
 
