@@ -639,13 +639,19 @@ fn whole_device_nops_per_thread(scale: Scale) -> u64 {
 /// [`DEEP_SLOTS`], each on an SQPOLL ring of as many entries, for as many NOPs as the
 /// whole-device figures make (at least 200,000: a quick run's few hundred would time
 /// the SQPOLL thread's first wake-up, not its rate). A depth whose ring does not
-/// open (SQPOLL refused) is left out.
+/// open (SQPOLL refused) or does not finish is left out, with a warning that says why.
 pub(crate) fn sqpoll_refs(device: &dyn Device, scale: Scale) -> Vec<(u32, f64)> {
     let (grid, block) = device.full_shape();
     let n = (u64::from(grid) * u64::from(block) * whole_device_nops_per_thread(scale)).max(200_000);
     [ChannelConfig::default().slots, DEEP_SLOTS]
         .into_iter()
-        .filter_map(|depth| host_sqpoll_nops(n, depth).ok().map(|rate| (depth, rate)))
+        .filter_map(|depth| match host_sqpoll_nops(n, depth) {
+            Ok(rate) => Some((depth, rate)),
+            Err(e) => {
+                tracing::warn!(depth, error = %e, "no SQPOLL reference at this depth");
+                None
+            }
+        })
         .collect()
 }
 

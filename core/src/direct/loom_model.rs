@@ -30,12 +30,13 @@
 //! out), a model here fails (checked one at a time): the submitter's release of
 //! `sq_ready` and the publisher's acquire fence after its loads of the stamps, the
 //! publisher's release of the SQ tail, the reaper's acquire of the CQ tail, the
-//! reaper's release of `done` and the waiter's acquire of it, the fence after the publish lock's unlock (without it a submitter's stamp is
-//! left unpublished when the lock holder leaves, and the kernel spins past loom's
-//! branch limit), and the waker's acquire of the SQ tail (else the published count it
-//! reads after may be older than the tail). Not shown: the release of the CQ head,
-//! which the kernel needs before it reuses a CQE; no model here posts more
-//! completions than the CQ holds (that needs a third request, past loom's budget).
+//! reaper's release of `done` and the waiter's acquire of it, the fence after the
+//! publish lock's unlock (without it a submitter's stamp is left unpublished when the
+//! lock holder leaves, and the kernel spins past loom's branch limit), and the waker's
+//! acquire of the SQ tail (else the published count it reads after may be older than
+//! the tail). Not shown: the release of the CQ head, which the kernel needs before it
+//! reuses a CQE; no model here posts more completions than the CQ holds (that needs a
+//! third request, past loom's budget).
 //!
 //! Modelled: slots taken by turns (and an abandoned slot taken over once its answer
 //! was reaped), SQ positions taken at submit, the SQE and `sq_array` entry written and
