@@ -116,10 +116,10 @@ impl Scale {
         bulk_bytes: 1 << 30,
         bulk_every_warp: true,
         bulk_seconds: 10.0,
-        // 1 GiB of staging: a forward channel of 1024 slots has 16 rings, and 1 MiB
-        // reads from every warp moved 27.5–31.1 GB/s against 14.2–16.3 with 256 slots
-        // in 4 rings (H100, 2026-11-26): the host threads reading into staging set
-        // the pace, one per ring.
+        // 1 GiB of staging: a forward channel of 1024 slots of 1 MiB has 16 rings
+        // (`BULK_RINGS`), and 1 MiB reads from every warp moved 27.5–31.1 GB/s
+        // against 14.2–16.3 with 256 slots in 4 rings (H100, 2026-11-26, when the
+        // forwarders copied every read themselves).
         bulk_slots: 1024,
         copy_bytes: 256 << 20,
         // 16 lines a thread on an H100: with one (2^17 in all) the figure was the

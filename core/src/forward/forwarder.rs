@@ -70,8 +70,23 @@ pub(crate) struct ForwarderConfig {
     /// itself, at most [`INLINE_PASS`] times that in a pass
     /// ([`ForwardBuilder::inline_writes`](super::ForwardBuilder::inline_writes)).
     pub inline_writes: usize,
+    /// Runs of preads of more than this many bytes are handed to io-wq workers
+    /// (`IOSQE_ASYNC`) instead of being copied by this thread inside
+    /// `io_uring_enter`
+    /// ([`ForwardBuilder::inline_reads`](super::ForwardBuilder::inline_reads)).
+    pub inline_reads: usize,
     /// The channel's io-wq anchor, entered before anything else ([`Anchor`]).
     pub anchor: Option<Arc<Anchor>>,
+}
+
+/// The SQE flags that hand an op to an io-wq worker at once (`to_worker`), or
+/// none.
+fn worker_flags(to_worker: bool) -> squeue::Flags {
+    if to_worker {
+        squeue::Flags::ASYNC
+    } else {
+        squeue::Flags::empty()
+    }
 }
 
 /// A pass writes at most this many times [`ForwarderConfig::inline_writes`] bytes
@@ -576,7 +591,7 @@ impl Forwarder {
                 Ok(request) => match Part::of(pos, &request) {
                     Some((part, Direction::Read)) => self.preads.push(part),
                     Some((part, Direction::Write)) => self.pwrites.push(part),
-                    None => self.push(pos, &request),
+                    None => self.push(pos, &request, false),
                 },
             }
         }
@@ -600,9 +615,9 @@ impl Forwarder {
                 allowance -= bytes;
                 self.write_here(run);
             } else if let [one] = run {
-                self.push(one.id, &one.request(Direction::Write));
+                self.push(one.id, &one.request(Direction::Write), false);
             } else {
-                self.push_run(run, Direction::Write);
+                self.push_run(run, Direction::Write, false);
             }
         }
         pwrites.clear();
@@ -614,16 +629,21 @@ impl Forwarder {
     /// read means its end, where the parts past it rightly read 0; a pipe
     /// registered as a file would answer them 0 while more may come. (Reads stay
     /// in the ring: one the page cache cannot answer at once waits for the disk in
-    /// io_uring's worker, not here.)
+    /// io_uring's worker, not here; and a regular file's of more than
+    /// `inline_reads` bytes is handed to a worker at once, so that long reads are
+    /// copied by many threads, not by this one while its ring waits.)
     fn push_preads(&mut self) {
         let mut preads = std::mem::take(&mut self.preads);
         for run in runs::runs(&mut preads) {
             let run = &preads[run];
-            if run.len() > 1 && self.regular_file(run) {
-                self.push_run(run, Direction::Read);
+            let regular = self.regular_file(run);
+            let bytes: usize = run.iter().map(|r| r.staging.len()).sum();
+            let to_worker = regular && bytes > self.config.inline_reads;
+            if run.len() > 1 && regular {
+                self.push_run(run, Direction::Read, to_worker);
             } else {
                 for one in run {
-                    self.push(one.id, &one.request(Direction::Read));
+                    self.push(one.id, &one.request(Direction::Read), to_worker);
                 }
             }
         }
@@ -653,8 +673,11 @@ impl Forwarder {
 
     /// Pushes one validated request's SQE; a full SQ (which cannot happen while
     /// `in_flight` stays below its size) answers it `-EAGAIN` rather than drop it.
-    fn push(&mut self, pos: u64, request: &Request) {
-        let sqe = self.sqe(request).user_data(pos);
+    fn push(&mut self, pos: u64, request: &Request, to_worker: bool) {
+        let sqe = self
+            .sqe(request)
+            .flags(worker_flags(to_worker))
+            .user_data(pos);
         // SAFETY: the SQE's buffer lies inside the staging area (validated), which
         // the channel keeps alive past `close()`; the request's entry and staging
         // chunk stay the device's untouched until we answer DONE after this op's CQE.
@@ -667,8 +690,11 @@ impl Forwarder {
         }
     }
 
-    /// Pushes a run (one endpoint, ranges end to end) as one `WRITEV` or `READV`.
-    fn push_run(&mut self, run: &[Part], direction: Direction) {
+    /// Pushes a run (one endpoint, ranges end to end) as one `WRITEV` or `READV`;
+    /// `to_worker`: marked `IOSQE_ASYNC`, so that an io-wq worker makes it rather
+    /// than this thread inside `io_uring_enter` (a read the page cache answers is
+    /// otherwise copied there, while this ring's other requests wait).
+    fn push_run(&mut self, run: &[Part], direction: Direction, to_worker: bool) {
         let iovecs = Iovecs(runs::iovecs(self.staging.host_ptr.as_ptr(), run));
         let positions = run.iter().map(|w| w.id).collect();
         let index = match self.runs.iter().position(Option::is_none) {
@@ -696,6 +722,7 @@ impl Forwarder {
             Direction::Write => vectored!(Writev),
             Direction::Read => vectored!(Readv),
         }
+        .flags(worker_flags(to_worker))
         .user_data(RUN | index as u64);
         // SAFETY: every iovec names a validated staging range (inside the staging
         // area, which the channel keeps alive past `close()`) whose request stays

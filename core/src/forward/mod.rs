@@ -78,9 +78,12 @@
 //!   are used), so a request names an endpoint index only.
 //!   Short reads and writes are returned as they are (the device header decides).
 //! * **Workers.** A write io_uring cannot finish at once goes to an io-wq worker
-//!   of the forwarder that took it; groups of [`ForwardBuilder::wq_share`]
-//!   forwarders share how their workers take turns at one file (`io_wq`), so that
-//!   one file's writes from every ring are not all queued on its lock at once.
+//!   of the forwarder that took it, and so does a regular file's read of more than
+//!   [`ForwardBuilder::inline_reads`] bytes (`IOSQE_ASYNC`), so that long reads
+//!   are copied by many threads while few poll the queue; groups of
+//!   [`ForwardBuilder::wq_share`] forwarders may share how their workers take
+//!   turns at one file (`io_wq`), so that one file's writes from every ring are not
+//!   all queued on its lock at once.
 //! * **Counting.** Every request the forwarder takes off the queue is `submitted`;
 //!   it ends `completed` (result `>= 0`) or `failed` (`-errno`, refused ones
 //!   included), so at a clean close `submitted == completed + failed`.
@@ -142,11 +145,17 @@ pub struct ForwardBuilder {
     /// Rings the channel's slots are split into, each with its own position
     /// counter on the device and its own forwarder thread and io_uring on the host;
     /// a warp uses ring `warp % rings` (`abi::ForwardQueue::rings`). Rounded down to
-    /// a power of two, at most the slots. [`DEFAULT_RINGS`] by default, or
-    /// [`RINGS_ENV`]. Small requests from the whole device want few host threads
-    /// running at once: on a 16-core H200 host (2026-11-29) a channel of 1024 slots
-    /// made 65 M NOPs/s in 4 rings and 2.5 M/s in 8 or 16, while its 1 MiB reads went
-    /// 19 GB/s in 4 rings and 45-49 in 16.
+    /// a power of two, at most the slots. 0 (the default, unless [`RINGS_ENV`]
+    /// says): a ring per 64 slots up to [`DEFAULT_RINGS`] (4), or up to
+    /// [`BULK_RINGS`] (16) on a channel whose slots hold [`BULK_SLOT_SIZE`] (1 MiB)
+    /// or more. Small requests from the whole device want few host threads polling
+    /// the queue: on a 16-core H200 host (2026-11-29) a channel of 1024 slots made
+    /// 65–81 M NOPs/s in 4 rings and 2.3–2.8 M/s in 16. Long writes of many files
+    /// want many: io_uring hands a buffered write to a worker of the thread that
+    /// submitted it, and one forwarder's workers wrote about two files at a time,
+    /// so a channel of 1024 slots of 1 MiB wrote eight files from every warp at
+    /// 15.7–18.9 GB/s in 16 rings and 7.3–10.0 in 4 (reads were copied by io-wq
+    /// workers either way, [`Self::inline_reads`]).
     pub rings: u32,
     /// Fewest slots a ring may have: `rings` is halved until each ring has this
     /// many (64 by default; 0 for no floor). The lanes of a warp that call together
@@ -169,6 +178,21 @@ pub struct ForwardBuilder {
     /// regular file's writes may block for long (a network file system).
     /// [`DEFAULT_INLINE_WRITES`] by default, or [`INLINE_WRITES_ENV`].
     pub inline_writes: usize,
+    /// Preads of a regular file taken together (a run, or one alone) of more than
+    /// this many bytes are handed to io_uring's worker threads (`IOSQE_ASYNC`), so
+    /// that many copy at once; shorter ones the forwarder copies itself (io_uring
+    /// issues a read the page cache can answer inside `io_uring_enter`, on the
+    /// forwarder's thread, while its ring's other requests wait, at a few GB/s a
+    /// thread). Measured on an H200 host (2026-11-29, `gpuio bench --only
+    /// requests`, two interleaved rounds each): 1 MiB reads of one file from every
+    /// warp 36.8 / 36.8 GB/s handed to workers against 24.1 / 28.7 read by the
+    /// forwarders, a file per SM group 36.6 / 36.7 against 29.3 / 29.3;
+    /// but runs of 4 KiB preads (a default ring's 64 slots make at most 256 KiB)
+    /// ran 1.57–1.67 M/s handed over past 64 KiB against 1.68–1.91 read here, so
+    /// the default keeps runs up to 256 KiB here. [`DEFAULT_INLINE_READS`] by
+    /// default, or [`INLINE_READS_ENV`] (`usize::MAX` keeps every read on the
+    /// forwarders).
+    pub inline_reads: usize,
     /// Forwarders whose io-wq workers share one hash map, so that a file's writes
     /// that io_uring hands to workers run one at a time within the group (groups of
     /// consecutive rings; 0 or 1: each its own, as without gpuio's help). Fewer
@@ -202,22 +226,44 @@ pub const INLINE_WRITES_ENV: &str = "GPUIO_FORWARD_INLINE_WRITES";
 /// times this in a pass while its ring's other requests wait.
 pub const MOST_INLINE_WRITES: usize = 1 << 20;
 
+/// [`ForwardBuilder::inline_reads`] unless said otherwise.
+pub const DEFAULT_INLINE_READS: usize = 256 << 10;
+
+/// The environment variable that sets [`ForwardBuilder::inline_reads`]: bytes.
+pub const INLINE_READS_ENV: &str = "GPUIO_FORWARD_INLINE_READS";
+
 /// [`ForwardBuilder::inline_writes`] from [`INLINE_WRITES_ENV`]'s value, if set: a
 /// byte count up to [`MOST_INLINE_WRITES`]; anything else is reported and leaves
 /// the default.
 fn inline_writes_from(value: Option<&str>) -> usize {
+    bytes_from(
+        INLINE_WRITES_ENV,
+        value,
+        DEFAULT_INLINE_WRITES,
+        MOST_INLINE_WRITES,
+    )
+}
+
+/// [`ForwardBuilder::inline_reads`] from [`INLINE_READS_ENV`]'s value, if set: a
+/// byte count; anything else is reported and leaves the default.
+fn inline_reads_from(value: Option<&str>) -> usize {
+    bytes_from(INLINE_READS_ENV, value, DEFAULT_INLINE_READS, usize::MAX)
+}
+
+/// Environment variable `name`'s `value`, if set: a byte count up to `most`;
+/// anything else is reported and gives `default`.
+fn bytes_from(name: &str, value: Option<&str>, default: usize, most: usize) -> usize {
     let Some(v) = value else {
-        return DEFAULT_INLINE_WRITES;
+        return default;
     };
     match v.trim().parse::<usize>() {
-        Ok(n) if n <= MOST_INLINE_WRITES => n,
+        Ok(n) if n <= most => n,
         _ => {
             tracing::warn!(
                 value = v,
-                "{INLINE_WRITES_ENV} is not a byte count up to {MOST_INLINE_WRITES}; \
-                 using {DEFAULT_INLINE_WRITES}"
+                "{name} is not a byte count up to {most}; using {default}"
             );
-            DEFAULT_INLINE_WRITES
+            default
         }
     }
 }
@@ -243,17 +289,25 @@ fn wq_share_from(value: Option<&str>) -> u32 {
 /// The environment variable that sets [`ForwardBuilder::rings`] (1 to 64).
 pub const RINGS_ENV: &str = "GPUIO_FORWARD_RINGS";
 
-/// Most rings of a forward channel unless said otherwise: with
-/// [`ForwardBuilder::min_ring_slots`] at 64, a ring (and a forwarder thread) per 64
-/// slots up to this many, so the default channel of 256 slots has 4. Chosen by
-/// measurement on an H100: 1 / 4 / 8 rings of a 128-slot channel (2026-11-26,
-/// whole-device figures) moved 1 MiB reads from one file at 6.96 / 10.4 / 11.0
-/// GB/s, writes per SM group 3.71 / 14.7 / 13.7 GB/s, the mixed write+read+printf
-/// kernel 1476 / 2406 / 2044 k requests/s; 1 MiB reads with 256 slots in 4 rings
-/// 14.2–16.3 GB/s, 1024 slots in 4 rings 13.3, 1024 slots in 16 rings **27.5–31.1**
-/// (2026-11-26 evening, `gpuio bench --only requests`): each forwarder reads the
-/// page cache into staging at ~3.5 GB/s, so big channels need their threads.
-pub const DEFAULT_RINGS: u32 = 16;
+/// Most rings of a forward channel unless said otherwise ([`ForwardBuilder::rings`]
+/// 0): with [`ForwardBuilder::min_ring_slots`] at 64, a ring (and a forwarder
+/// thread) per 64 slots up to this many, so the default channel of 256 slots has
+/// 4, and so does a channel of 1024 slots or more for small calls. Sixteen (the
+/// earlier cap for every channel) made whole-device small requests crawl on a
+/// 16-core host: sixteen threads polling the queue at once, NOPs on 1024 slots
+/// 2.3–2.8 M/s against 65–81 in 4 rings (H200, 2026-11-29).
+pub const DEFAULT_RINGS: u32 = 4;
+
+/// Most rings of a channel of long slots ([`BULK_SLOT_SIZE`] or more) unless said
+/// otherwise: its threads' io-wq workers write many files at once (a forwarder's
+/// workers write about two at a time). Measured on an H100 (2026-11-26) before
+/// long reads went to io-wq workers: 1 MiB reads with 1024 slots in 16 rings
+/// 27.5–31.1 GB/s against 13.3 in 4.
+pub const BULK_RINGS: u32 = 16;
+
+/// Slots of at least this many bytes make a channel of long transfers
+/// ([`BULK_RINGS`]).
+pub const BULK_SLOT_SIZE: u32 = 1 << 20;
 
 impl Default for ForwardBuilder {
     fn default() -> Self {
@@ -266,9 +320,10 @@ impl Default for ForwardBuilder {
                 .ok()
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .filter(|n| (1..=64).contains(n))
-                .unwrap_or(DEFAULT_RINGS),
+                .unwrap_or(0),
             min_ring_slots: 64,
             inline_writes: inline_writes_from(std::env::var(INLINE_WRITES_ENV).ok().as_deref()),
+            inline_reads: inline_reads_from(std::env::var(INLINE_READS_ENV).ok().as_deref()),
             wq_share: wq_share_from(std::env::var(WQ_SHARE_ENV).ok().as_deref()),
         }
     }
@@ -291,7 +346,12 @@ impl TransportBuilder for ForwardBuilder {
         let queue = QueueView::new(entries, slots)?;
         queue.init();
         // A power of two that divides the slots (a power of two themselves).
-        let mut rings = prev_power_of_two(self.rings.clamp(1, slots));
+        let wanted = match self.rings {
+            0 if ctx.slot_size >= BULK_SLOT_SIZE => BULK_RINGS,
+            0 => DEFAULT_RINGS,
+            n => n,
+        };
+        let mut rings = prev_power_of_two(wanted.clamp(1, slots));
         while rings > 1 && slots / rings < self.min_ring_slots {
             rings /= 2;
         }
@@ -333,6 +393,7 @@ impl TransportBuilder for ForwardBuilder {
                 entries: first..first + per as usize,
                 lead: r == 0,
                 inline_writes: self.inline_writes,
+                inline_reads: self.inline_reads,
                 anchor: anchors.get((r / share) as usize).cloned().flatten(),
             };
             let started = Forwarder::new(

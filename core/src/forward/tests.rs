@@ -366,19 +366,54 @@ fn inline_writes_come_from_a_byte_count_and_anything_else_keeps_the_default() {
 }
 
 #[test]
+fn inline_reads_come_from_any_byte_count_and_anything_else_keeps_the_default() {
+    use super::{inline_reads_from, DEFAULT_INLINE_READS};
+    assert_eq!(inline_reads_from(None), DEFAULT_INLINE_READS);
+    assert_eq!(
+        inline_reads_from(Some("0")),
+        0,
+        "0: every long read to a worker"
+    );
+    assert_eq!(inline_reads_from(Some(" 262144 ")), 262_144);
+    let all = usize::MAX.to_string();
+    assert_eq!(inline_reads_from(Some(&all)), usize::MAX, "every read here");
+    for bad in ["", "-1", "64k", "x"] {
+        assert_eq!(
+            inline_reads_from(Some(bad)),
+            DEFAULT_INLINE_READS,
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
 fn preads_published_together_each_get_their_own_row_and_those_past_the_end_read_0() {
-    // Each "thread" reads back its 48-byte row at pos * 48, as a kernel's rows do:
-    // the forwarder may make the rows it takes in one pass as one READV (runs.rs).
-    // The file ends half-way through row 63.
+    // The default: runs of these rows (at most 3 KiB) are read by the forwarder.
+    rows_read_back(ForwardBuilder {
+        rings: 1,
+        ..ForwardBuilder::default()
+    });
+}
+
+#[test]
+fn preads_handed_to_io_wq_workers_each_get_their_own_row_and_those_past_the_end_read_0() {
+    // Every run and lone read of the file goes to a worker (IOSQE_ASYNC).
+    rows_read_back(ForwardBuilder {
+        rings: 1,
+        inline_reads: 0,
+        ..ForwardBuilder::default()
+    });
+}
+
+/// Each "thread" reads back its 48-byte row at pos * 48, as a kernel's rows do:
+/// the forwarder may make the rows it takes in one pass as one READV (runs.rs).
+/// The file ends half-way through row 63.
+fn rows_read_back(builder: ForwardBuilder) {
     let file = tempfile::tempfile().unwrap();
     let row = |pos: u64| format!("{:<47}\n", format!("row {pos:04} read back"));
     let text: String = (0..64).map(row).collect();
     file.write_all_at(&text.as_bytes()[..63 * 48 + 24], 0)
         .unwrap();
-    let builder = ForwardBuilder {
-        rings: 1,
-        ..ForwardBuilder::default()
-    };
     let ch = open_rows(&builder, &file);
     let dev = FakeDevice::new(&ch);
     for lap in 0..2u64 {
@@ -602,19 +637,28 @@ fn close_at_the_deadline_refuses_what_never_started_and_reports_what_is_stuck() 
     drop(tx);
 }
 
-/// A ring (and a forwarder thread) per 64 slots, up to 16: the default channel of
-/// 256 slots has 4, a bulk channel of 1024 slots has 16 (each forwarder reads the
-/// page cache into staging at a few GB/s, so big channels need their threads).
+/// A ring (and a forwarder thread) per 64 slots, up to 4 (few threads poll the
+/// queue), or up to 16 on a channel of slots of 1 MiB or more (long writes of many
+/// files want many threads' io-wq workers).
 #[test]
-fn rings_follow_the_slots_one_per_64_up_to_16() {
+fn rings_follow_the_slots_one_per_64_up_to_4_or_16_for_long_slots() {
     let builder = ForwardBuilder {
-        rings: super::DEFAULT_RINGS, // not GPUIO_FORWARD_RINGS
+        rings: 0, // not GPUIO_FORWARD_RINGS
         ..ForwardBuilder::default()
     };
-    for (slots, rings) in [(64, 1), (128, 2), (256, 4), (1024, 16), (4096, 16)] {
+    let cases = [
+        (64, 4096, 1),
+        (128, 4096, 2),
+        (256, 4096, 4),
+        (1024, 4096, 4),
+        (4096, 4096, 4),
+        (256, 1 << 20, 4),
+        (1024, 1 << 20, 16),
+    ];
+    for (slots, slot_size, rings) in cases {
         let config = ChannelConfig {
             slots,
-            slot_size: 4096,
+            slot_size,
             close_timeout: Duration::from_secs(5),
             ..ChannelConfig::default()
         };
@@ -622,7 +666,7 @@ fn rings_follow_the_slots_one_per_64_up_to_16() {
         // SAFETY: HostMemory: the descriptor's device address is its host address,
         // alive and unchanged while `ch` is.
         let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
-        assert_eq!(desc.forward.rings, rings, "{slots} slots");
+        assert_eq!(desc.forward.rings, rings, "{slots} slots of {slot_size} B");
         assert!(ch.close().is_clean());
     }
 }
