@@ -74,6 +74,9 @@ pub struct ProbeReport {
     /// or where `open` fell back to); none before [`ProbeReport::check_open`] or
     /// when no channel opened.
     pub opened: Option<String>,
+    /// How that channel's transport served it on the host (its rings and threads,
+    /// [`gpuio_core::Channel::transport_shape`]); none where it chose nothing.
+    pub opened_shape: Option<String>,
     /// The fallbacks that open took, each with its reason.
     pub fallbacks: Vec<FallbackRow>,
     /// What `--backend` / `GPUIO_BACKEND` asked for.
@@ -124,6 +127,7 @@ impl ProbeReport {
         Self {
             chosen: chosen.map(|p| p.to_string()),
             opened: None,
+            opened_shape: None,
             fallbacks: Vec::new(),
             requested: request.map(ToString::to_string),
             error: choice.err().map(|e| e.to_string()),
@@ -146,6 +150,8 @@ impl ProbeReport {
                     }
                     .to_string(),
                 );
+                let shape = channel.transport_shape();
+                self.opened_shape = (!shape.is_empty()).then_some(shape);
                 let report = channel.close();
                 if !report.is_clean() {
                     tracing::warn!(%report, "the probe's channel did not close cleanly");
@@ -223,6 +229,9 @@ impl ProbeReport {
         }
         if let (Some(opened), false) = (&self.opened, self.fallbacks.is_empty()) {
             let _ = writeln!(out, "opened: {opened}");
+        }
+        if let (Some(opened), Some(shape)) = (&self.opened, &self.opened_shape) {
+            let _ = writeln!(out, "a default channel on {opened}: {shape}");
         }
         out
     }

@@ -323,6 +323,7 @@ fn run_once(
             None => cfg.no_log(i),
         }
     }
+    let (cfg_slots, cfg_slot_size) = (cfg.effective_slots(), cfg.effective_slot_size());
     let before = factory.fallbacks().len();
     let opened = factory.open(cfg);
     for f in factory.fallbacks().iter().skip(before) {
@@ -335,6 +336,13 @@ fn run_once(
     };
     if pair != factory.pair() {
         eprintln!("gpuio run: running on {pair} instead of {}", factory.pair());
+    }
+    let shape = channel.transport_shape();
+    if !shape.is_empty() {
+        eprintln!(
+            "gpuio run: channel of {} slots of {} bytes; {}: {shape}",
+            cfg_slots, cfg_slot_size, pair.transport
+        );
     }
     // Each queue's writer thread drains until the kernel ended and its queue is empty.
     let kernel_done = Arc::new(AtomicBool::new(false));

@@ -158,6 +158,12 @@ fn below_a_default_channels_need_probe_refuses_direct_with_the_numbers_and_forwa
     // What was chosen is what opened, right after the probe, with no fallback.
     assert_eq!(json["chosen"], "cpu/forward", "{json:#}");
     assert_eq!(json["opened"], "cpu/forward", "{json:#}");
+    assert!(
+        json["opened_shape"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("own forwarder thread")),
+        "the opened channel says how forward serves it: {json:#}"
+    );
     assert_eq!(json["fallbacks"], serde_json::json!([]), "{json:#}");
     assert_eq!(json["error"], serde_json::Value::Null, "{json:#}");
 

@@ -496,6 +496,30 @@ impl Channel {
         self.kind
     }
 
+    /// How the transport serves this channel on the host, in words (its rings and
+    /// threads, as its defaults or settings chose them); empty once closed, or if
+    /// it chose nothing.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use gpuio_core::forward::ForwardBuilder;
+    /// use gpuio_core::{Channel, ChannelConfig, HostMemory};
+    ///
+    /// // A channel of 1024 small slots gets four rings unless GPUIO_FORWARD_RINGS says.
+    /// let forward = ForwardBuilder { rings: 0, ..ForwardBuilder::default() };
+    /// let config = ChannelConfig { slots: 1024, ..ChannelConfig::default() };
+    /// let ch = Channel::open(Arc::new(HostMemory), &forward, config)?;
+    /// assert_eq!(ch.transport_shape(), "4 rings, each its own forwarder thread");
+    /// assert!(ch.close().is_clean());
+    /// # Ok::<(), gpuio_core::ChannelError>(())
+    /// ```
+    pub fn transport_shape(&self) -> String {
+        self.transport
+            .as_ref()
+            .map(|t| t.shape())
+            .unwrap_or_default()
+    }
+
     /// Name of the memory provider under this channel.
     pub fn provider(&self) -> &'static str {
         self.provider

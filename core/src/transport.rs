@@ -252,6 +252,12 @@ pub trait TransportBuilder: Send + Sync {
 /// A transport at work.
 pub trait Transport: Send {
     fn kind(&self) -> TransportKind;
+    /// How it serves the channel on the host, in words (`gpuio run` shows it):
+    /// the threads and rings its defaults or settings chose. Empty if nothing was
+    /// chosen.
+    fn shape(&self) -> String {
+        String::new()
+    }
     /// Counts so far.
     fn counters(&self) -> Counters;
     /// The first protocol violation the transport saw while the channel is open

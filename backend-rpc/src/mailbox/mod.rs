@@ -305,6 +305,14 @@ impl Transport for MailboxTransport {
         TransportKind::Mailbox
     }
 
+    fn shape(&self) -> String {
+        let n = self.threads.len();
+        format!(
+            "up to {n} server thread{}, woken by load",
+            if n == 1 { "" } else { "s" }
+        )
+    }
+
     fn counters(&self) -> Counters {
         self.shared.counters.get()
     }

@@ -540,6 +540,20 @@ fn close_reports_a_read_still_waiting_for_data_and_returns_by_its_deadline() {
     );
 }
 
+#[test]
+fn a_channel_says_how_many_server_threads_it_may_wake() {
+    let ch = open(
+        &MailboxBuilder::default().server_threads(3),
+        Vec::new(),
+        256,
+    );
+    assert_eq!(
+        ch.transport_shape(),
+        "up to 3 server threads, woken by load"
+    );
+    assert!(ch.close().is_clean());
+}
+
 /// Unless told otherwise, a mailbox channel may wake a server thread per 64 request
 /// slots, 4 to 16: the default channel (256 slots) 4, a bulk channel of 1024 slots
 /// 16; `server_threads` overrides it.

@@ -205,6 +205,7 @@ impl TransportBuilder for DirectBuilder {
         Ok(Box::new(DirectTransport {
             owner: Some(owner),
             waker,
+            entries: ctx.slots,
             close_quiet: self.close_quiet,
             cancel_after: self.cancel_after,
         }))
@@ -217,6 +218,8 @@ pub struct DirectTransport {
     /// `None` once closed (the ring fd is closed with it).
     owner: Option<RingOwner>,
     waker: Waker,
+    /// The ring's SQ entries (one per slot).
+    entries: u32,
     close_quiet: Duration,
     cancel_after: Duration,
 }
@@ -315,6 +318,13 @@ impl DirectTransport {
 impl Transport for DirectTransport {
     fn kind(&self) -> TransportKind {
         TransportKind::Direct
+    }
+
+    fn shape(&self) -> String {
+        format!(
+            "an SQPOLL ring of {} entries the device drives, and a waker thread",
+            self.entries
+        )
     }
 
     fn violation(&self) -> Option<String> {

@@ -491,6 +491,15 @@ impl Transport for ForwardTransport {
         TransportKind::Forward
     }
 
+    fn shape(&self) -> String {
+        let rings = self.counters.0.len();
+        let each = if rings == 1 { "its" } else { "each its" };
+        format!(
+            "{rings} ring{}, {each} own forwarder thread",
+            if rings == 1 { "" } else { "s" }
+        )
+    }
+
     fn counters(&self) -> Counters {
         self.counters.snapshot()
     }

@@ -667,6 +667,8 @@ fn rings_follow_the_slots_one_per_64_up_to_4_or_16_for_long_slots() {
         // alive and unchanged while `ch` is.
         let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
         assert_eq!(desc.forward.rings, rings, "{slots} slots of {slot_size} B");
+        let shape = ch.transport_shape();
+        assert!(shape.starts_with(&format!("{rings} ring")), "{shape}");
         assert!(ch.close().is_clean());
     }
 }
