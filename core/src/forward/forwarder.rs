@@ -70,9 +70,9 @@ pub(crate) struct ForwarderConfig {
     /// itself, at most [`INLINE_PASS`] times that in a pass
     /// ([`ForwardBuilder::inline_writes`](super::ForwardBuilder::inline_writes)).
     pub inline_writes: usize,
-    /// Runs of preads of more than this many bytes are handed to io-wq workers
-    /// (`IOSQE_ASYNC`) instead of being copied by this thread inside
-    /// `io_uring_enter`
+    /// A regular file's preads taken together (a run, or one alone) of more than
+    /// this many bytes are handed to io-wq workers (`IOSQE_ASYNC`) instead of being
+    /// copied by this thread inside `io_uring_enter`
     /// ([`ForwardBuilder::inline_reads`](super::ForwardBuilder::inline_reads)).
     pub inline_reads: usize,
     /// The channel's io-wq anchor, entered before anything else ([`Anchor`]).

@@ -299,10 +299,11 @@ pub const RINGS_ENV: &str = "GPUIO_FORWARD_RINGS";
 pub const DEFAULT_RINGS: u32 = 4;
 
 /// Most rings of a channel of long slots ([`BULK_SLOT_SIZE`] or more) unless said
-/// otherwise: its threads' io-wq workers write many files at once (a forwarder's
-/// workers write about two at a time). Measured on an H100 (2026-11-26) before
-/// long reads went to io-wq workers: 1 MiB reads with 1024 slots in 16 rings
-/// 27.5–31.1 GB/s against 13.3 in 4.
+/// otherwise: io_uring hands a buffered write to a worker of the thread that
+/// submitted it, and one forwarder's workers wrote about two files at a time, so
+/// many forwarders write many files at once (eight files' 1 MiB writes from every
+/// warp of an H200, 1024 slots of 1 MiB, 2026-11-29: 15.7–18.9 GB/s in 16 rings,
+/// 7.3–10.0 in 4).
 pub const BULK_RINGS: u32 = 16;
 
 /// Slots of at least this many bytes make a channel of long transfers
