@@ -703,6 +703,7 @@ pub fn figures(
         let lens = layout.file_lens(variant.files);
         let (files, paths) = files(dir, &format!("bench-bulk-{transport}"), &lens)?;
         let measured = open_bulk(open, &files, slots).and_then(|(ch, ep, slots)| {
+            let shape = ch.transport_shape();
             let mut passes = Vec::new();
             for (op, _) in PASSES {
                 // Every write pass writes into fresh files, as the references do.
@@ -725,11 +726,11 @@ pub fn figures(
             if !report.is_clean() {
                 return Err(format!("close: {report}"));
             }
-            Ok((passes, slots))
+            Ok((passes, slots, shape))
         });
         drop(files);
         remove(&paths);
-        let (passes, slots) = measured?;
+        let (passes, slots, shape) = measured?;
         let run = VariantRun {
             transport,
             variant,
@@ -737,6 +738,7 @@ pub fn figures(
             host: refs.host.iter().find(|h| h.variant == variant),
             refs,
             slots,
+            shape,
             scale,
         };
         for ((op, name), p) in PASSES.into_iter().zip(&passes) {
@@ -764,6 +766,8 @@ struct VariantRun<'a> {
     host: Option<&'a HostRefs>,
     refs: &'a RunRefs,
     slots: u32,
+    /// How the transport served the channel on the host ([`Channel::transport_shape`]).
+    shape: String,
     scale: Scale,
 }
 
@@ -838,13 +842,18 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
     fig = fig
         .host_cpu_split(&p.cpu, p.bytes, p.chunks)
         .note(Some(format!(
-            "{} units x {} chunk{} of 1 MiB (launched {} x {}); channel of {} slots of 1 MiB",
+            "{} units x {} chunk{} of 1 MiB (launched {} x {}); channel of {} slots of 1 MiB{}",
             layout.units,
             layout.per,
             if layout.per == 1 { "" } else { "s" },
             layout.shape.0,
             layout.shape.1,
-            run.slots
+            run.slots,
+            if run.shape.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", run.shape)
+            }
         )))
         .note((p.failures > 0).then(|| {
             format!(
