@@ -40,8 +40,9 @@
 //!   host has answered, so a late answer never lands in someone else's request and
 //!   the staging chunk is never reused early. A port pending for longer than a
 //!   quarter of the call timeout (a deferred read of an empty pipe) is passed over.
-//! * **Server threads by load** (at most `server_threads`: by default one per 64
-//!   request slots, 4 to 16, or `GPUIO_MAILBOX_THREADS`): thread 0 always serves;
+//! * **Server threads by load** (at most `server_threads`: by default 4, or on a
+//!   channel of slots of 1 MiB or more one per 64 request slots, 4 to 16, or
+//!   `GPUIO_MAILBOX_THREADS`): thread 0 always serves;
 //!   the others sleep until a round answers several requests, then one more is
 //!   woken, and a woken thread that finds nothing for a while sleeps again
 //!   (`server`'s doc). Every thread scans every port round-robin (every pending port
@@ -114,16 +115,21 @@ pub const THREADS_ENV: &str = "GPUIO_MAILBOX_THREADS";
 /// one thread (the others sleep).
 pub const DEFAULT_SERVER_THREADS: u32 = 4;
 
-/// The most server threads a big channel wakes unless told otherwise (one per 64
-/// slots up to this). Measured on an H100 (2026-11-26, `gpuio bench --only requests`,
-/// a bulk channel of 1024 slots of 1 MiB, 256 ports): 1 MiB reads from every warp,
-/// one file, 11.8 GB/s with 4 threads, 23.8 and 19.6 with 16; the host threads
-/// reading the page cache into staging set that pace.
+/// The most server threads a big channel of long slots
+/// ([`BULK_SLOT_SIZE`](gpuio_core::transport::BULK_SLOT_SIZE) or more) wakes unless
+/// told otherwise (one per 64 slots up to this). Measured on an H100 (2026-11-26,
+/// `gpuio bench --only requests`, a bulk channel of 1024 slots of 1 MiB, 256 ports):
+/// 1 MiB reads from every warp, one file, 11.8 GB/s with 4 threads, 23.8 and 19.6
+/// with 16; the host threads reading the page cache into staging set that pace. A
+/// channel of smaller slots keeps [`DEFAULT_SERVER_THREADS`]: its small calls from
+/// the whole device ran 4.4–5.7 M NOPs/s with 4 threads on 1024 slots, 2.8–3.1 with
+/// 16 (H200, 2026-11-29), every thread scanning every port.
 pub const MAX_DEFAULT_SERVER_THREADS: u32 = 16;
 
 impl Default for MailboxBuilder {
-    /// 256 ports at most; at most one server thread per 64 request slots, 4 to 16
-    /// ([`MailboxBuilder::default_threads`]), or `GPUIO_MAILBOX_THREADS` (1 to 64);
+    /// 256 ports at most; at most 4 server threads, or on a channel of long slots one
+    /// per 64 request slots, 4 to 16 ([`MailboxBuilder::default_threads`]), or
+    /// `GPUIO_MAILBOX_THREADS` (1 to 64);
     /// idle sleeps up to 1 ms, 20 ms of grace at close.
     fn default() -> Self {
         let server_threads = std::env::var(THREADS_ENV)
@@ -158,10 +164,15 @@ impl MailboxBuilder {
         self
     }
 
-    /// The most server threads of a channel with `slots` request slots when none
-    /// was set: one per 64 slots, from [`DEFAULT_SERVER_THREADS`] to
-    /// [`MAX_DEFAULT_SERVER_THREADS`] (the default channel of 256 slots: 4).
-    pub fn default_threads(slots: u32) -> u32 {
+    /// The most server threads of a channel with `slots` request slots of
+    /// `slot_size` bytes when none was set: [`DEFAULT_SERVER_THREADS`] (the default
+    /// channel of 256 slots: 4), or for slots of
+    /// [`BULK_SLOT_SIZE`](gpuio_core::transport::BULK_SLOT_SIZE) or more one per 64
+    /// slots, from [`DEFAULT_SERVER_THREADS`] to [`MAX_DEFAULT_SERVER_THREADS`].
+    pub fn default_threads(slots: u32, slot_size: u32) -> u32 {
+        if slot_size < gpuio_core::transport::BULK_SLOT_SIZE {
+            return DEFAULT_SERVER_THREADS;
+        }
         (slots / 64).clamp(DEFAULT_SERVER_THREADS, MAX_DEFAULT_SERVER_THREADS)
     }
 
@@ -226,7 +237,7 @@ impl TransportBuilder for MailboxBuilder {
         let staging_len = ctx.desc.staging_len.min(ctx.staging.len as u64);
         let threads = self
             .server_threads
-            .unwrap_or_else(|| Self::default_threads(ctx.slots))
+            .unwrap_or_else(|| Self::default_threads(ctx.slots, ctx.slot_size))
             .min(port_count);
         let shared = Arc::new(Shared {
             ports: Ports::new(ports_mem, port_count)?,

@@ -554,16 +554,28 @@ fn a_channel_says_how_many_server_threads_it_may_wake() {
     assert!(ch.close().is_clean());
 }
 
-/// Unless told otherwise, a mailbox channel may wake a server thread per 64 request
-/// slots, 4 to 16: the default channel (256 slots) 4, a bulk channel of 1024 slots
-/// 16; `server_threads` overrides it.
+/// Unless told otherwise, a mailbox channel may wake 4 server threads (few threads
+/// scanning the ports for small calls), or on a channel of slots of 1 MiB or more a
+/// server thread per 64 request slots, 4 to 16: the default channel (256 slots) 4, a
+/// bulk channel of 1024 slots of 1 MiB 16; `server_threads` overrides it.
 #[test]
-fn server_threads_follow_the_slots_from_4_to_16() {
-    for (slots, threads) in [(8, 4), (256, 4), (512, 8), (1024, 16), (4096, 16)] {
+fn server_threads_are_4_or_for_long_slots_follow_the_slots_from_4_to_16() {
+    let long = 1 << 20;
+    for (slots, slot_size, threads) in [
+        (8, 4096, 4),
+        (256, 64 << 10, 4),
+        (1024, 64 << 10, 4),
+        (4096, 4096, 4),
+        (8, long, 4),
+        (256, long, 4),
+        (512, long, 8),
+        (1024, long, 16),
+        (4096, 4 * long, 16),
+    ] {
         assert_eq!(
-            MailboxBuilder::default_threads(slots),
+            MailboxBuilder::default_threads(slots, slot_size),
             threads,
-            "{slots} slots"
+            "{slots} slots of {slot_size} B"
         );
     }
 }

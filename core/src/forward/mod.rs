@@ -306,9 +306,7 @@ pub const DEFAULT_RINGS: u32 = 4;
 /// 7.3–10.0 in 4).
 pub const BULK_RINGS: u32 = 16;
 
-/// Slots of at least this many bytes make a channel of long transfers
-/// ([`BULK_RINGS`]).
-pub const BULK_SLOT_SIZE: u32 = 1 << 20;
+pub use crate::transport::BULK_SLOT_SIZE;
 
 impl Default for ForwardBuilder {
     fn default() -> Self {
