@@ -34,21 +34,21 @@
 //! wrote, both through the channel's slots (each warp copies its chunk between
 //! device memory and its slot's staging chunk), then the same writes and reads
 //! from and into the channel's user staging area with one lane's
-//! `gpuio_pwrite_staged` / `gpuio_pread_staged` ([`STAGED_CHUNKS`] chunks, shared
+//! `gpuio_pwrite_staged` / `gpuio_pread_staged` (`STAGED_CHUNKS` chunks, shared
 //! by the warps): no copy between device and host memory, so the same work as the
 //! CPU-driven references, which are their main references (on `direct` the one
 //! with marked SQEs; on `forward` the unmarked one; on `mailbox`, whose host threads
 //! make plain syscalls, one host thread's `pwrite`/`pread`), each on the buffers that
 //! stay in the CPU's cache, the faster of its two. The files are emptied before
-//! the staged writes ([`emptied`]), so that both write passes write into fresh
+//! the staged writes (`emptied`), so that both write passes write into fresh
 //! files, as every reference does.
 //! Every figure's host CPU is split into the process's own threads, the kernel's
-//! SQPOLL threads and its io-wq workers ([`super::threads`]).
+//! SQPOLL threads and its io-wq workers (`super::threads`).
 //!
 //! The channel: slots of 1 MiB ([`CHUNK`]), so that a warp's 1 MiB request is one
 //! request (a request can be no longer than a slot's staging chunk; the default 64
 //! KiB slot would split it into 16 round trips), [`Scale::bulk_slots`] of them (1024,
-//! 1 GiB of staging, in a full run; 256 with `--quick`; at most [`DIRECT_SLOTS`] on
+//! 1 GiB of staging, in a full run; 256 with `--quick`; at most `DIRECT_SLOTS` on
 //! `direct`), fewer if a channel that large does not open (the figure notes how
 //! many); a 60 s call deadline. The write pass comes first and the read pass reads
 //! back what it wrote; files are sized beforehand, so a chunk the write pass did
@@ -188,7 +188,7 @@ pub struct RunRefs {
     pub host: Vec<HostRefs>,
     /// One CPU thread driving an SQPOLL ring kept full of NOPs: `(entries, M/s)`,
     /// for each depth the whole-device NOP figures are measured at
-    /// ([`super::sqpoll_refs`]).
+    /// (`super::sqpoll_refs`).
     pub sqpoll_nops: Vec<(u32, f64)>,
     /// One host thread's io_uring NOP, submitted and waited for alone: µs.
     pub host_nop_us: Option<f64>,

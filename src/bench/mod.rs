@@ -165,7 +165,7 @@ pub struct HostCpu {
     pub seconds_per_gb: Option<f64>,
     /// CPU seconds per million operations (requests, lines, messages).
     pub seconds_per_mop: Option<f64>,
-    /// Where measured ([`threads`]): the CPU seconds per gigabyte of the process's
+    /// Where measured (`threads`): the CPU seconds per gigabyte of the process's
     /// own threads, of the kernel's SQPOLL threads and of its io-wq workers (in one
     /// measurement the three add up to `seconds_per_gb`; merged, each is its own
     /// median), and the cores busy on average.
