@@ -37,8 +37,9 @@ pub struct ChannelConfig {
     /// request's round trip is long (the kernel's SQPOLL thread between two trips
     /// across PCIe), so its rate from many threads grows with the slots: whole-device
     /// NOPs on an H200 (2026-11-29, `gpuio bench` at 7069a74) 11.9 M/s at 256 slots,
-    /// 24.7 at 1024. `forward` and `mailbox` were slower with 1024 (their host threads
-    /// grow with the slots: see `ForwardBuilder::rings`).
+    /// 24.7 at 1024. `forward`'s grew too once a channel of small slots kept four
+    /// host threads polling (28.2 M/s at 256, 63.1 at 1024, H200, 2026-11-29, at
+    /// 58af2e9: see `ForwardBuilder::rings`).
     pub slots: u32,
     /// Staging bytes per slot: the largest single request a convenience call makes
     /// (longer calls are split).
