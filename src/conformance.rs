@@ -160,6 +160,14 @@ pub const CASES: &[Case] = &[
         )),
         run: hostile_stamps,
     },
+    Case {
+        name: "a_files_long_writes_take_slots_of_its_ring_group",
+        only: Some((
+            TransportKind::Forward,
+            "only the forward transport splits a channel into groups of rings",
+        )),
+        run: routed_long_writes,
+    },
 ];
 
 /// Threads and writes per thread of the pattern case (the acceptance figures).
@@ -2193,4 +2201,97 @@ pub fn wait_for_the_scribbles(ch: &Channel) {
         std::thread::sleep(Duration::from_millis(1));
     }
     std::thread::sleep(Duration::from_millis(100));
+}
+
+/// On a channel of long slots in several groups of rings (forward: 1024 slots of
+/// 1 MiB make 16 rings, in groups of 4 whose forwarders' workers take turns at a
+/// file), a pwrite of more than 64 KiB takes a slot in the group of its endpoint
+/// (endpoint % groups), at its warp's place there (warp % group), while any other
+/// request takes its warp's ring (warp % rings); and every file's bytes land
+/// exact. Checked from the slots the kernel's warps took (`gpuio_k_route_rings`).
+fn routed_long_writes(t: &Target<'_>) -> Result<String, String> {
+    const FILES: u64 = 4;
+    const CHUNK: u64 = 128 << 10;
+    const UNITS: u32 = 256;
+    const RECORDED: u64 = 64;
+    let files: Vec<(File, std::path::PathBuf)> = (0..FILES)
+        .map(|f| {
+            let path = t.dir.join(format!("routed-{f}.bin"));
+            rw_file(&path).map(|file| (file, path))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut cfg = ChannelConfig {
+        slots: 1024,
+        slot_size: 1 << 20,
+        ..ChannelConfig::default()
+    };
+    let mut first = None;
+    for (f, (file, _)) in files.iter().enumerate() {
+        let ep = cfg.endpoint(endpoint(&format!("routed {f}"), file, Access::WRITE)?);
+        first.get_or_insert(ep);
+    }
+    let first = u64::from(first.unwrap_or(0));
+    let ch = (t.open)(cfg)?;
+    let image: Vec<u8> = (0..u64::from(UNITS) * CHUNK).map(pattern_byte).collect();
+    let src = t
+        .device
+        .buffer(image.len(), &image)
+        .map_err(|e| format!("source buffer: {e}"))?;
+    let mut params = vec![0u64; 16 + 3 * RECORDED as usize];
+    params[..5].copy_from_slice(&[first, FILES, RECORDED, CHUNK, src.device_addr()]);
+    let p = run_kernel(t, &ch, "route_rings", UNITS, &params)?;
+    if p[5] != 0 {
+        return Err(format!(
+            "{} of the kernel's slots or writes failed, first with {}",
+            p[5],
+            errno_name(p[6] as i64)
+        ));
+    }
+    let (units, rings, group) = (p[7], p[8], p[9]);
+    if rings != 16 || group != 4 {
+        return Err(format!(
+            "the channel has {rings} rings in groups of {group}, not 16 in groups of 4 \
+             (is GPUIO_FORWARD_RINGS, GPUIO_FORWARD_WQ_SHARE or GPUIO_FORWARD_ROUTE_WRITES set?)"
+        ));
+    }
+    let per = 1024 / rings;
+    for u in 0..units.min(RECORDED) {
+        let at = 16 + 3 * u as usize;
+        let (warp, by_warp, routed) = (p[at], p[at + 1], p[at + 2]);
+        if by_warp == 0 || routed == 0 {
+            return Err(format!("unit {u} recorded no slot"));
+        }
+        let (by_warp, routed) = ((by_warp - 1) / per, (routed - 1) / per);
+        let ep = first + u % FILES;
+        let want = (ep % (rings / group)) * group + warp % group;
+        if by_warp != warp % rings || routed != want {
+            return Err(format!(
+                "unit {u} (warp {warp}, endpoint {ep}) took ring {by_warp} by warp and {routed} \
+                 for its long write, not {} and {want}",
+                warp % rings
+            ));
+        }
+    }
+    for (f, (file, path)) in files.iter().enumerate() {
+        let mut got = Vec::new();
+        (&*file)
+            .read_to_end(&mut got)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut want = Vec::new();
+        for u in (f as u64..units).step_by(FILES as usize) {
+            want.extend_from_slice(&image[(u * CHUNK) as usize..((u + 1) * CHUNK) as usize]);
+        }
+        if got != want {
+            return Err(format!(
+                "{} holds {} bytes, not the {} its units wrote",
+                path.display(),
+                got.len(),
+                want.len()
+            ));
+        }
+    }
+    let detail = check_close(ch)?;
+    Ok(format!(
+        "{units} units: long writes in their file's ring group, {FILES} files exact; {detail}"
+    ))
 }

@@ -116,6 +116,10 @@ macro_rules! cases {
             fn scribbled_forward_stamps_are_reported_and_every_other_request_is_served() {
                 run_case($kind, "scribbled_forward_stamps_are_reported_and_wedge_nothing");
             }
+            #[test]
+            fn a_files_long_writes_take_slots_of_its_ring_group_and_land_exact() {
+                run_case($kind, "a_files_long_writes_take_slots_of_its_ring_group");
+            }
         }
     )*};
 }
@@ -129,5 +133,5 @@ cases! {
 #[test]
 fn every_conformance_case_is_run_on_every_transport() {
     // The macro above lists the cases by hand; keep it in step with CASES.
-    assert_eq!(CASES.len(), 20);
+    assert_eq!(CASES.len(), 21);
 }

@@ -318,8 +318,18 @@ pub struct ForwardQueue {
     /// `ForwardState`, and one forwarder thread serves it; a warp uses ring
     /// `warp % rings`. A power of two no larger than the slots.
     pub rings: u32,
-    pub _reserved: u32,
+    /// Consecutive rings whose forwarders' io-wq workers take turns at a file
+    /// (`ForwardBuilder::wq_share`), a power of two dividing `rings`; 0 or 1: none.
+    /// Where there are several such groups, a positioned write longer than
+    /// [`FORWARD_ROUTE_MIN`] goes to group `endpoint % (rings / write_group)` (its
+    /// ring there by warp), so that one file's long writes queue for one group's
+    /// turns instead of every group's workers queueing on the file's lock.
+    pub write_group: u32,
 }
+
+/// See [`ForwardQueue::write_group`]: writes of more than this many bytes are
+/// routed by endpoint (the forwarder writes up to 64 KiB itself, unrouted).
+pub const FORWARD_ROUTE_MIN: u32 = 64 << 10;
 
 /// `ForwardEntry::stamp`: `pos << 2 | FREE` or `pos << 2 | READY` (the position is
 /// `stamp >> 2`), or an answer ([`stamp::answer`]): DONE in the low bits, the result above
@@ -838,7 +848,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
             failed, write_gates,
         }
         DirectSlot as "gpuio_direct_slot" { turn, done, sq_ready, res, gate, _pad2 }
-        ForwardQueue as "gpuio_forward_queue" { entries, state, slot_state, rings, _reserved }
+        ForwardQueue as "gpuio_forward_queue" { entries, state, slot_state, rings, write_group }
         ForwardState as "gpuio_forward_state" { reserve, _pad }
         Turn as "gpuio_turn" { word, holder, since, holder_thread, _pad }
         Request as "gpuio_request" { op, endpoint, len, flags, staging_off, offset }
@@ -896,6 +906,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         "GPUIO_STAMP_SHIFT" => stamp::SHIFT as usize,
         "GPUIO_ANSWER_TAG_SHIFT" => stamp::ANSWER_TAG_SHIFT as usize,
         "GPUIO_ANSWER_TAG_MASK" => stamp::ANSWER_TAG_MASK as usize,
+        "GPUIO_FORWARD_ROUTE_MIN" => FORWARD_ROUTE_MIN as usize,
         "GPUIO_MB_LOCK_WORDS" => MB_LOCK_WORDS as usize,
         "GPUIO_CELL_TAG_MASK" => cell::TAG_MASK as usize,
         "GPUIO_CELL_LEN_SHIFT" => cell::LEN_SHIFT as usize,

@@ -495,6 +495,47 @@ GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
 }
 #endif
 
+/* Forward's rings for a long pwrite (gpuio_forward_route). Unit u (a warp; on the
+ * CPU device a thread) of U writes chunk u of the device buffer p[4] (p[3] bytes
+ * each) to endpoint p[0] + u % p[1] at offset (u / p[1]) * p[3] with
+ * gpuio_pwrite_warp. Before that its leader alone takes a slot as any request does
+ * (route 0) and one as that pwrite does, and frees both unpublished; for u < p[2]
+ * it records its warp's id, and each slot's index + 1, in p[16 + 3u ..]. out: [5]
+ * failures, [6] first failure, [7] U, [8] the descriptor's rings, [9] its
+ * write_group. Forward only: elsewhere every unit fails with -EPROTO. */
+#if GPUIO_CONF_IN(2)
+GPUIO_KERNEL(gpuio_k_route_rings)(const gpuio_channel *ch, gpuio_u64 *p) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  const gpuio_u32 rank = gpuio_warp_rank(mask), lanes = gpuio_warp_count(mask);
+  const gpuio_u64 units = gpuio_thread_count() / lanes, u = gpuio_global_thread_id() / lanes;
+  const gpuio_u64 chunk = p[3];
+  const gpuio_u32 ep = (gpuio_u32)(p[0] + u % p[1]);
+  if (u == 0 && rank == 0) {
+    gpuio_st_relaxed_64(&p[7], units);
+    gpuio_st_relaxed_64(&p[8], ch->forward.rings);
+    gpuio_st_relaxed_64(&p[9], ch->forward.write_group);
+  }
+  if (rank == 0 && ch->transport != GPUIO_TRANSPORT_FORWARD) gpuio_conf_fail(&p[5], &p[6], -GPUIO_EPROTO);
+  if (rank == 0 && ch->transport == GPUIO_TRANSPORT_FORWARD) {
+    const gpuio_u32 routes[2] = {0u, gpuio_impl_route(GPUIO_OP_PWRITE, ep, chunk)};
+    if (u < p[2]) gpuio_st_relaxed_64(&p[16 + 3 * u], gpuio_warp_id());
+    for (gpuio_u32 k = 0; k < 2; k++) {
+      gpuio_slot s;
+      const int e = gpuio_forward_acquire(ch, &s, gpuio_impl_deadline(ch), routes[k]);
+      if (e) {
+        gpuio_conf_fail(&p[5], &p[6], e);
+        continue;
+      }
+      if (u < p[2]) gpuio_st_relaxed_64(&p[17 + 3 * u + k], (gpuio_u64)s.index + 1u);
+      gpuio_impl_release(ch, &s);
+    }
+  }
+  gpuio_warp_sync(mask);
+  const gpuio_i64 r = gpuio_pwrite_warp(ch, ep, (const char *)p[4] + u * chunk, chunk, (gpuio_i64)(u / p[1] * chunk));
+  if (r != (gpuio_i64)chunk && rank == 0) gpuio_conf_fail(&p[5], &p[6], r < 0 ? r : -GPUIO_EPROTO);
+}
+#endif
+
 /* The device's own printf (CUDA's; the C library's on the CPU device), the same
  * lines as gpuio_k_printf_lines: gpuio_bench's reference for gpuio_printf. On AMD
  * the device printf comes with the HIP runtime's header, which gpuio.h does without:

@@ -178,6 +178,7 @@ kernels!(
     gpuio_k_rulebook,
     gpuio_k_hostile_sq_tail,
     gpuio_k_hostile_stamps,
+    gpuio_k_route_rings,
 );
 
 /// Bytes of each row `gpuio_k_full_device` writes and prints.

@@ -83,7 +83,9 @@
 //!   are copied by many threads while few poll the queue; groups of
 //!   [`ForwardBuilder::wq_share`] forwarders may share how their workers take
 //!   turns at one file (`io_wq`), so that one file's writes from every ring are not
-//!   all queued on its lock at once.
+//!   all queued on its lock at once; where a channel has several such groups, the
+//!   device sends a file's long pwrites to one of them, chosen by endpoint
+//!   ([`ForwardBuilder::route_writes`], `abi::ForwardQueue::write_group`).
 //! * **Counting.** Every request the forwarder takes off the queue is `submitted`;
 //!   it ends `completed` (result `>= 0`) or `failed` (`-errno`, refused ones
 //!   included), so at a clean close `submitted == completed + failed`.
@@ -207,7 +209,28 @@ pub struct ForwardBuilder {
     /// reads alike). [`DEFAULT_WQ_SHARE`] by default, or
     /// [`WQ_SHARE_ENV`] (`io_wq` module).
     pub wq_share: u32,
+    /// Whether the device sends a file's positioned writes of more than 64 KiB
+    /// (`abi::FORWARD_ROUTE_MIN`) to one group of [`Self::wq_share`] rings, chosen
+    /// by endpoint, where the channel has several groups: its long writes then
+    /// queue for that group's turns at the file, where every group's workers would
+    /// queue on the file's lock at once, spinning. (The lanes of a warp that call
+    /// together must all name one endpoint; smaller writes and every other request
+    /// stay on their warp's ring.) Measured on H200 hosts (ext4, 2026-11-29,
+    /// 1024 slots of 1 MiB in 16 rings, `gpuio bench --only bulk`, six single
+    /// passes each on three machines, interleaved): one file's 1 MiB writes from
+    /// every warp 0.674–0.771× one host thread's routed (median 0.73×) against
+    /// 0.543–0.659× (0.64×), at 0.25–0.40 s of host CPU per GB against
+    /// 0.88–1.34; but eight files' (one per SM group) 4.85–20.0 GB/s (median
+    /// 11.8) against 13.2–17.5 (14.3): a group's workers taking turns leave a file
+    /// idle between turns, where workers queued on its lock do not. On by
+    /// default (one file's writes are the common case, and the host's cores are
+    /// spared either way); [`ROUTE_WRITES_ENV`] set to 0 turns it off.
+    pub route_writes: bool,
 }
+
+/// The environment variable that turns [`ForwardBuilder::route_writes`] off (`0`)
+/// or on (`1`).
+pub const ROUTE_WRITES_ENV: &str = "GPUIO_FORWARD_ROUTE_WRITES";
 
 /// [`ForwardBuilder::wq_share`] unless said otherwise: groups of four forwarders.
 pub const DEFAULT_WQ_SHARE: u32 = 4;
@@ -324,6 +347,7 @@ impl Default for ForwardBuilder {
             inline_writes: inline_writes_from(std::env::var(INLINE_WRITES_ENV).ok().as_deref()),
             inline_reads: inline_reads_from(std::env::var(INLINE_READS_ENV).ok().as_deref()),
             wq_share: wq_share_from(std::env::var(WQ_SHARE_ENV).ok().as_deref()),
+            route_writes: std::env::var(ROUTE_WRITES_ENV).map_or(true, |v| v.trim() != "0"),
         }
     }
 }
@@ -358,23 +382,24 @@ impl TransportBuilder for ForwardBuilder {
         let state_len = rings as usize * std::mem::size_of::<abi::ForwardState>();
         let local =
             ctx.alloc_local(state_len + slots as usize * std::mem::size_of::<abi::ForwardSlot>())?;
+        // Forwarder r enters anchor r / wq_share first (`io_wq`), so that a file's
+        // writes run one at a time within its group; a group of one needs none.
+        let share = self.wq_share.clamp(1, rings);
+        let write_group = write_group(self.route_writes, share, rings);
         // Zeroed memory is `reserve = 0` on every ring and every slot "turn 0, FREE".
         ctx.desc.forward = abi::ForwardQueue {
             entries: queue.device_addr(),
             state: local.device_addr(),
             slot_state: local.device_addr() + state_len as u64,
             rings,
-            _reserved: 0,
+            write_group,
         };
         let staging_len = ctx.desc.staging_len.min(ctx.staging.len as u64);
         let control = Arc::new(Control::default());
         let counters = RingCounters::new(rings as usize);
         let mut threads = Vec::with_capacity(rings as usize);
-        // Forwarder r enters anchor r / wq_share first (`io_wq`), so that a file's
-        // writes run one at a time within its group; a group of one needs none. The
-        // transport keeps the anchors until its threads are joined, so that theirs
-        // are never the last references dropped.
-        let share = self.wq_share.clamp(1, rings);
+        // The transport keeps the anchors until its threads are joined, so that
+        // theirs are never the last references dropped.
         let anchors: Vec<Option<Arc<io_wq::Anchor>>> = if share > 1 {
             (0..rings.div_ceil(share))
                 .map(|_| io_wq::Anchor::new().map(Arc::new))
@@ -430,7 +455,19 @@ impl TransportBuilder for ForwardBuilder {
             threads,
             descriptor: ctx.descriptor.clone(),
             _anchors: anchors,
+            write_group,
         }))
+    }
+}
+
+/// `abi::ForwardQueue::write_group` for `rings` in groups of `share`: the group
+/// size where writes are routed and there are several groups of it (a power of
+/// two dividing the rings), else 0 (every request by warp).
+fn write_group(route_writes: bool, share: u32, rings: u32) -> u32 {
+    if route_writes && share > 1 && share < rings && rings.is_multiple_of(share) {
+        share
+    } else {
+        0
     }
 }
 
@@ -474,6 +511,9 @@ pub struct ForwardTransport {
     /// were joined (a last reference dropped on one thread while another drops its
     /// own is ordered by an acquire fence, which ThreadSanitizer does not see).
     _anchors: Vec<Option<Arc<io_wq::Anchor>>>,
+    /// `abi::ForwardQueue::write_group`: rings per group a file's long writes go
+    /// to (0: none).
+    write_group: u32,
 }
 
 impl std::fmt::Debug for ForwardTransport {
@@ -493,8 +533,15 @@ impl Transport for ForwardTransport {
     fn shape(&self) -> String {
         let rings = self.counters.0.len();
         let each = if rings == 1 { "its" } else { "each its" };
+        let groups = match self.write_group {
+            0 => String::new(),
+            g => format!(
+                "; a file's long writes to one of {} groups of {g}",
+                rings as u32 / g
+            ),
+        };
         format!(
-            "{rings} ring{}, {each} own forwarder thread",
+            "{rings} ring{}, {each} own forwarder thread{groups}",
             if rings == 1 { "" } else { "s" }
         )
     }

@@ -673,6 +673,48 @@ fn rings_follow_the_slots_one_per_64_up_to_4_or_16_for_long_slots() {
     }
 }
 
+/// A file's long writes go to one group of `wq_share` rings where a channel has
+/// several such groups (by default a channel of 1024 slots of 1 MiB: 16 rings in
+/// groups of 4); one group, groups that do not divide the rings, or routing turned
+/// off: none.
+#[test]
+fn long_writes_are_routed_to_groups_of_rings_only_where_there_are_several() {
+    let cases = [
+        // (slots, slot size, wq_share, route_writes, rings, write_group)
+        (256, 4096, 4, true, 4, 0),
+        (1024, 1 << 20, 4, true, 16, 4),
+        (1024, 1 << 20, 8, true, 16, 8),
+        (1024, 1 << 20, 16, true, 16, 0),
+        (1024, 1 << 20, 1, true, 16, 0),
+        (1024, 1 << 20, 3, true, 16, 0),
+        (1024, 1 << 20, 4, false, 16, 0),
+    ];
+    for (slots, slot_size, wq_share, route_writes, rings, group) in cases {
+        let builder = ForwardBuilder {
+            rings: 0,
+            wq_share,
+            route_writes,
+            ..ForwardBuilder::default()
+        };
+        let config = ChannelConfig {
+            slots,
+            slot_size,
+            close_timeout: Duration::from_secs(5),
+            ..ChannelConfig::default()
+        };
+        let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
+        // SAFETY: HostMemory: the descriptor's device address is its host address,
+        // alive and unchanged while `ch` is.
+        let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
+        let what = format!("{slots} slots of {slot_size} B, wq_share {wq_share}, {route_writes}");
+        assert_eq!(desc.forward.rings, rings, "{what}");
+        assert_eq!(desc.forward.write_group, group, "{what}");
+        let shape = ch.transport_shape();
+        assert_eq!(shape.contains("long writes"), group > 0, "{what}: {shape}");
+        assert!(ch.close().is_clean());
+    }
+}
+
 #[test]
 fn an_answer_carries_its_result_and_is_told_from_ready_stamps_and_other_positions() {
     let slots = 256u64;

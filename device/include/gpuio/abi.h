@@ -138,8 +138,12 @@ typedef struct gpuio_forward_queue {
   gpuio_u64 state;      /* device-local gpuio_forward_state[rings] */
   gpuio_u64 slot_state; /* device-local gpuio_forward_slot[slots] */
   gpuio_u32 rings;      /* ring r: slots r*slots/rings.., its own state and forwarder (0: 1) */
-  gpuio_u32 _reserved;
+  gpuio_u32 write_group; /* rings per group whose workers take turns at a file (0, 1: none) */
 } gpuio_forward_queue;
+
+/* A positioned write longer than this goes to the ring group of its endpoint
+ * (gpuio_forward_acquire), so one file's long writes queue in one group. */
+#define GPUIO_FORWARD_ROUTE_MIN 65536u
 
 typedef struct alignas(64) gpuio_forward_state {
   gpuio_u64 reserve;

@@ -592,7 +592,14 @@ GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
 typedef struct gpuio_impl_call {
   gpuio_u32 transport;
   gpuio_u64 timeout_ns;
+  gpuio_u32 route; /* forward's ring group for this request (gpuio_impl_route), 0: none */
 } gpuio_impl_call;
+
+/* The ring group a request asks for (forward: gpuio_forward_route): endpoint + 1
+ * for a positioned write longer than GPUIO_FORWARD_ROUTE_MIN, else 0. */
+GPUIO_FN gpuio_u32 gpuio_impl_route(gpuio_u32 op, gpuio_u32 ep, gpuio_u64 len) {
+  return op == GPUIO_OP_PWRITE && len > GPUIO_FORWARD_ROUTE_MIN ? ep + 1u : 0u;
+}
 
 /* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing: what
  * every request checks first, and (where asked for) what the call needs next in
@@ -614,7 +621,7 @@ GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch, gpuio_impl_call *
   const gpuio_u64 timeout_ns = call ? gpuio_ld_relaxed_64(&ch->timeout_ns) : 0u;
   if (magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
-  if (call) *call = gpuio_impl_call{transport, timeout_ns};
+  if (call) *call = gpuio_impl_call{transport, timeout_ns, 0u};
   return closing ? -GPUIO_ESHUTDOWN : 0;
 }
 
@@ -637,13 +644,13 @@ GPUIO_FN int gpuio_impl_acquire_on(const gpuio_channel *ch, const gpuio_impl_cal
   s->timeout_ns = c->timeout_ns;
   switch (transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, s, deadline);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, s, deadline));
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, s, deadline, c->route));
   case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, s, deadline));
   default: return -GPUIO_EPROTO;
   }
 }
 GPUIO_FN int gpuio_impl_acquire(const gpuio_channel *ch, gpuio_slot *s) {
-  const gpuio_impl_call c = {ch->transport, ch->timeout_ns};
+  const gpuio_impl_call c = {ch->transport, ch->timeout_ns, 0u};
   return gpuio_impl_acquire_on(ch, &c, s);
 }
 
@@ -714,6 +721,7 @@ GPUIO_ENGINE gpuio_i64 gpuio_impl_request_staged(const gpuio_channel *ch, gpuio_
   if (e) return e;
   e = gpuio_impl_check_request(ch, &r);
   if (e) return e;
+  c.route = gpuio_impl_route(r.op, r.endpoint, r.len);
   gpuio_slot s;
   e = gpuio_impl_acquire_on(ch, &c, &s);
   if (e) return e;
@@ -777,6 +785,7 @@ GPUIO_ENGINE gpuio_i64 gpuio_impl_transfer(const gpuio_channel *ch, gpuio_u32 op
   while (done < len) {
     gpuio_slot s;
     gpuio_u64 n = len - done < ch->slot_size ? len - done : ch->slot_size;
+    c.route = gpuio_impl_route(op, ep, n);
     e = gpuio_impl_acquire_on(ch, &c, &s);
     if (e) return done ? (gpuio_i64)done : e;
     if (to_endpoint) gpuio_impl_copy(s.staging, buf + done, n);
@@ -856,6 +865,7 @@ GPUIO_ENGINE gpuio_i64 gpuio_impl_transfer_warp(const gpuio_channel *ch, gpuio_u
     const gpuio_u64 n = len - done < ch->slot_size ? len - done : ch->slot_size;
     gpuio_slot s = {};
     gpuio_i64 got = 0;
+    c.route = gpuio_impl_route(op, ep, n);
     if (rank == 0) got = gpuio_impl_acquire_on(ch, &c, &s);
     got = (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)got, leader);
     if (got) return done ? (gpuio_i64)done : got;
@@ -929,6 +939,7 @@ GPUIO_ENGINE gpuio_i64 gpuio_impl_start(const gpuio_channel *ch, gpuio_u32 op, g
   gpuio_request r = {op, ep, (gpuio_u32)len, 0, 0, offset};
   e = gpuio_impl_check_request(ch, &r);
   if (e) return e;
+  c.route = gpuio_impl_route(op, ep, len);
   e = gpuio_impl_acquire_on(ch, &c, &t->slot);
   if (e) return e;
   gpuio_impl_mark_async(ch, &t->slot);

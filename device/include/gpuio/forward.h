@@ -57,10 +57,27 @@ struct gpuio_forward_reclaim {
   GPUIO_METHOD void nudge() const {} /* the host answers by itself */
 };
 
+/* The ring of a request that asks for ring group `route` - 1 (0: none;
+ * gpuio_impl_route): its warp's ring `ring`'s place within that group, of `rings`
+ * in groups of `group` (powers of two, group < rings: ch->forward.write_group).
+ * A file's long writes so queue for one group's workers, which take turns at the
+ * file, where every group's workers would queue on its lock at once. The lanes of a
+ * warp take consecutive positions on one ring, so they go there only if every
+ * calling lane asks for the same group; else, and with no route, `ring`. */
+GPUIO_FN gpuio_u32 gpuio_forward_route(gpuio_u32 ring, gpuio_u32 rings, gpuio_u32 group, gpuio_u32 route) {
+  const gpuio_u64 mask = gpuio_warp_active();
+  if (!gpuio_impl_warp_alone(mask)) {
+    const gpuio_u32 lead = (gpuio_u32)gpuio_warp_broadcast_64(mask, route, gpuio_warp_leader(mask));
+    if (gpuio_warp_ballot(mask, route == lead) != mask) return ring;
+  }
+  if (!route) return ring;
+  return ((route - 1u) & (rings / group - 1u)) * group + (ring & (group - 1u));
+}
+
 /* Claims a slot (gpuio_impl_turn_acquire: warp-cooperative, turns per slot) and
  * binds it to that slot's staging chunk: 0, or -ETIMEDOUT / -ESHUTDOWN holding
- * nothing. */
-GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
+ * nothing. `route`: the ring group the request asks for (gpuio_forward_route). */
+GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_u32 route = 0u) {
   /* This warp's ring: its own positions, its share of the slots, its forwarder.
    * The host makes the ring count a power of two; another is served by a division
    * (for one thread a few dozen dependent instructions, ~55 ns on an H200 by ncu,
@@ -71,6 +88,7 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
    * after the test (where they were a trip of their own, ~100 ns: H200, ncu,
    * 2026-11-27). */
   const gpuio_u32 rings_word = gpuio_ld_relaxed_32(&ch->forward.rings);
+  const gpuio_u32 group = gpuio_ld_relaxed_32(&ch->forward.write_group);
   const gpuio_u32 slots = gpuio_ld_relaxed_32(&ch->slots);
   gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(gpuio_ld_relaxed_64(&ch->forward.state));
   gpuio_turn *turns = gpuio_ptr<gpuio_turn>(gpuio_ld_relaxed_64(&ch->forward.slot_state));
@@ -80,7 +98,10 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   const gpuio_u32 per = pow2 ? slots >> gpuio_ctz_32(rings) : slots / rings;
   if (rings > slots || per * rings != slots) return -GPUIO_EPROTO;
   const gpuio_u64 warp = gpuio_warp_id();
-  const gpuio_u32 ring = (gpuio_u32)(pow2 ? warp & (rings - 1u) : warp % rings);
+  gpuio_u32 ring = (gpuio_u32)(pow2 ? warp & (rings - 1u) : warp % rings);
+  /* Groups only where the host made them: powers of two, several of them. */
+  if (pow2 && group > 1u && group < rings && (group & (group - 1u)) == 0u)
+    ring = gpuio_forward_route(ring, rings, group, route);
   const gpuio_impl_turns tt = {turns, sizeof(gpuio_turn), &st->reserve, sizeof(gpuio_forward_state), per, rings};
   const gpuio_forward_reclaim reclaim = {ch};
   const int e = gpuio_impl_turn_acquire(ch, &tt, ring, s, deadline, reclaim);
