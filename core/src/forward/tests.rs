@@ -656,21 +656,32 @@ fn rings_follow_the_slots_one_per_64_up_to_4_or_16_for_long_slots() {
         (1024, 1 << 20, 16),
     ];
     for (slots, slot_size, rings) in cases {
-        let config = ChannelConfig {
-            slots,
-            slot_size,
-            close_timeout: Duration::from_secs(5),
-            ..ChannelConfig::default()
-        };
-        let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
-        // SAFETY: HostMemory: the descriptor's device address is its host address,
-        // alive and unchanged while `ch` is.
-        let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
-        assert_eq!(desc.forward.rings, rings, "{slots} slots of {slot_size} B");
-        let shape = ch.transport_shape();
+        let (queue, shape) = opened_queue(&builder, slots, slot_size);
+        assert_eq!(queue.rings, rings, "{slots} slots of {slot_size} B");
         assert!(shape.starts_with(&format!("{rings} ring")), "{shape}");
-        assert!(ch.close().is_clean());
     }
+}
+
+/// What a forward channel of `slots` slots of `slot_size` bytes opened by `builder`
+/// told the device of its queue, and its shape in words; closed cleanly.
+fn opened_queue(
+    builder: &ForwardBuilder,
+    slots: u32,
+    slot_size: u32,
+) -> (abi::ForwardQueue, String) {
+    let config = ChannelConfig {
+        slots,
+        slot_size,
+        close_timeout: Duration::from_secs(5),
+        ..ChannelConfig::default()
+    };
+    let ch = Channel::open(Arc::new(HostMemory), builder, config).expect("open");
+    // SAFETY: HostMemory: the descriptor's device address is its host address,
+    // alive and unchanged while `ch` is.
+    let queue = unsafe { (*(ch.device_ptr() as *const abi::Channel)).forward };
+    let shape = ch.transport_shape();
+    assert!(ch.close().is_clean());
+    (queue, shape)
 }
 
 /// A file's long writes go to one group of `wq_share` rings where a channel has
@@ -696,22 +707,11 @@ fn long_writes_are_routed_to_groups_of_rings_only_where_there_are_several() {
             route_writes,
             ..ForwardBuilder::default()
         };
-        let config = ChannelConfig {
-            slots,
-            slot_size,
-            close_timeout: Duration::from_secs(5),
-            ..ChannelConfig::default()
-        };
-        let ch = Channel::open(Arc::new(HostMemory), &builder, config).expect("open");
-        // SAFETY: HostMemory: the descriptor's device address is its host address,
-        // alive and unchanged while `ch` is.
-        let desc = unsafe { &*(ch.device_ptr() as *const abi::Channel) };
+        let (queue, shape) = opened_queue(&builder, slots, slot_size);
         let what = format!("{slots} slots of {slot_size} B, wq_share {wq_share}, {route_writes}");
-        assert_eq!(desc.forward.rings, rings, "{what}");
-        assert_eq!(desc.forward.write_group, group, "{what}");
-        let shape = ch.transport_shape();
+        assert_eq!(queue.rings, rings, "{what}");
+        assert_eq!(queue.write_group, group, "{what}");
         assert_eq!(shape.contains("long writes"), group > 0, "{what}: {shape}");
-        assert!(ch.close().is_clean());
     }
 }
 
