@@ -220,9 +220,9 @@ pub struct ForwardBuilder {
     /// passes each on three machines, interleaved): one file's 1 MiB writes from
     /// every warp 0.674–0.771× one host thread's routed (median 0.73×) against
     /// 0.543–0.659× (0.64×), at 0.25–0.40 s of host CPU per GB against
-    /// 0.88–1.34; but eight files' (one per SM group) 4.85–20.0 GB/s (median
-    /// 11.8) against 13.2–17.5 (14.3): a group's workers taking turns leave a file
-    /// idle between turns, where workers queued on its lock do not. On by
+    /// 0.88–1.34. Eight files' (one per SM group) are mixed: routed 10.7–20.0
+    /// GB/s against 13.2–17.5, behind on two machines of three and ahead on one
+    /// (leaving out each call's first pass, slow whatever the build). On by
     /// default (one file's writes are the common case, and the host's cores are
     /// spared either way); [`ROUTE_WRITES_ENV`] set to 0 turns it off.
     pub route_writes: bool,
