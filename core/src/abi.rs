@@ -316,7 +316,8 @@ pub struct ForwardQueue {
     /// Rings the slots are split into (0 is read as 1): ring `r` owns slots
     /// `r·slots/rings ..` `(r+1)·slots/rings`, takes positions from its own
     /// `ForwardState`, and one forwarder thread serves it; a warp uses ring
-    /// `warp % rings`. A power of two no larger than the slots.
+    /// `warp % rings` (a long pwrite its file's group: [`Self::write_group`]). A
+    /// power of two no larger than the slots.
     pub rings: u32,
     /// Consecutive rings whose forwarders' io-wq workers take turns at a file
     /// (`ForwardBuilder::wq_share`), a power of two dividing `rings`; 0 or 1: none.

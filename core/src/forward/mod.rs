@@ -19,7 +19,8 @@
 //! ([`ForwardBuilder::rings`]); ring `r` takes positions from `state[r]`, and lap
 //! `L` of its slot `j` is the channel's position `L·slots + r·slots/rings + j`, so
 //! entries, stamps and their checks are the same as with one ring. A warp uses ring
-//! `warp % rings`; forwarder thread `r` serves ring `r`'s entries alone, with its
+//! `warp % rings` (a long pwrite, its file's group of rings: `route_writes`
+//! below); forwarder thread `r` serves ring `r`'s entries alone, with its
 //! own io_uring. Warps of different rings share no counter, turn or thread — until a
 //! lane finds its slot stuck (held by an asynchronous call, say) and takes its next
 //! position on the next ring, so that one thread's tickets may hold more than its

@@ -8,7 +8,9 @@
  * a warp uses ring warp % rings, so warps of different rings never touch the same
  * counter, turn or forwarder - until a lane finds its slot stuck (held by an
  * asynchronous call, say): it then takes its next position on the next ring, so a
- * thread's tickets may hold more than its ring's share of the slots.
+ * thread's tickets may hold more than its ring's share of the slots. A long pwrite
+ * goes to its file's group of rings instead, where the host made several
+ * (gpuio_forward_route).
  *
  * Slots are handed out by turns (gpuio/api.h, "turns"): a request holds slot
  * i = pos % slots - its shared entry, its staging chunk and its gpuio_turn - then
