@@ -637,8 +637,9 @@ impl Forwarder {
         for run in runs::runs(&mut preads) {
             let run = &preads[run];
             let regular = self.regular_file(run);
-            let bytes: usize = run.iter().map(|r| r.staging.len()).sum();
-            let to_worker = regular && bytes > self.config.inline_reads;
+            // Summed only for a regular file's run: a pipe's reads never go to workers.
+            let to_worker = regular
+                && run.iter().map(|r| r.staging.len()).sum::<usize>() > self.config.inline_reads;
             if run.len() > 1 && regular {
                 self.push_run(run, Direction::Read, to_worker);
             } else {
