@@ -2207,13 +2207,18 @@ pub fn wait_for_the_scribbles(ch: &Channel) {
 /// 1 MiB make 16 rings, in groups of 4 whose forwarders' workers take turns at a
 /// file), a pwrite of more than 64 KiB takes a slot in the group of its endpoint
 /// (endpoint % groups), at its warp's place there (warp % group), while any other
-/// request takes its warp's ring (warp % rings); and every file's bytes land
-/// exact. Checked from the slots the kernel's warps took (`gpuio_k_route_rings`).
+/// request takes its warp's ring (warp % rings); lanes of a warp that take slots
+/// together go to the group only if every one of them asks for it; and every
+/// file's bytes land exact. Checked from the slots the kernel's warps and lanes
+/// took (`gpuio_k_route_rings`).
 fn routed_long_writes(t: &Target<'_>) -> Result<String, String> {
     const FILES: u64 = 4;
     const CHUNK: u64 = 128 << 10;
     const UNITS: u32 = 256;
     const RECORDED: u64 = 64;
+    /// Units whose lanes record the slots they took together, and the widest warp.
+    const LANE_UNITS: u64 = 8;
+    const MAX_LANES: u64 = 64;
     let files: Vec<(File, std::path::PathBuf)> = (0..FILES)
         .map(|f| {
             let path = t.dir.join(format!("routed-{f}.bin"));
@@ -2237,8 +2242,10 @@ fn routed_long_writes(t: &Target<'_>) -> Result<String, String> {
         .device
         .buffer(image.len(), &image)
         .map_err(|e| format!("source buffer: {e}"))?;
-    let mut params = vec![0u64; 16 + 3 * RECORDED as usize];
+    let lanes_base = 16 + 3 * RECORDED as usize;
+    let mut params = vec![0u64; lanes_base + 3 * (LANE_UNITS * MAX_LANES) as usize];
     params[..5].copy_from_slice(&[first, FILES, RECORDED, CHUNK, src.device_addr()]);
+    params[10] = LANE_UNITS;
     let p = run_kernel(t, &ch, "route_rings", UNITS, &params)?;
     if p[5] != 0 {
         return Err(format!(
@@ -2255,21 +2262,59 @@ fn routed_long_writes(t: &Target<'_>) -> Result<String, String> {
         ));
     }
     let per = 1024 / rings;
+    // The ring of slot index + 1 as the kernel recorded it (0: none taken).
+    let ring_of = |what: &str, slot: u64| match slot {
+        0 => Err(format!("{what} recorded no slot")),
+        s => Ok((s - 1) / per),
+    };
+    // The documented rule (gpuio_forward_route): endpoint ep's group, at the warp's
+    // place within a group.
+    let routed_ring = |ep: u64, warp: u64| (ep % (rings / group)) * group + warp % group;
+    let lanes = u64::from(UNITS) / units.max(1);
+    if lanes == 0 || lanes > MAX_LANES {
+        return Err(format!(
+            "{units} units of {UNITS} threads: {lanes} lanes a unit"
+        ));
+    }
     for u in 0..units.min(RECORDED) {
         let at = 16 + 3 * u as usize;
-        let (warp, by_warp, routed) = (p[at], p[at + 1], p[at + 2]);
-        if by_warp == 0 || routed == 0 {
-            return Err(format!("unit {u} recorded no slot"));
-        }
-        let (by_warp, routed) = ((by_warp - 1) / per, (routed - 1) / per);
+        let warp = p[at];
+        let by_warp = ring_of(&format!("unit {u}"), p[at + 1])?;
+        let routed = ring_of(&format!("unit {u}"), p[at + 2])?;
         let ep = first + u % FILES;
-        let want = (ep % (rings / group)) * group + warp % group;
+        let want = routed_ring(ep, warp);
         if by_warp != warp % rings || routed != want {
             return Err(format!(
                 "unit {u} (warp {warp}, endpoint {ep}) took ring {by_warp} by warp and {routed} \
                  for its long write, not {} and {want}",
                 warp % rings
             ));
+        }
+        if u >= LANE_UNITS {
+            continue;
+        }
+        // Every lane at once: the route holds only where every calling lane asks
+        // for the same one (a warp of one lane always does).
+        let alone = lanes == 1;
+        let wants = [
+            ("every lane asking for its endpoint's group", want),
+            (
+                "each lane asking for another endpoint's group",
+                if alone { want } else { warp % rings },
+            ),
+            ("half the lanes asking for no group", warp % rings),
+        ];
+        for rank in 0..lanes {
+            let at = lanes_base + 3 * (u * lanes + rank) as usize;
+            for (k, (how, want)) in wants.iter().enumerate() {
+                let took = ring_of(&format!("unit {u}, lane {rank}"), p[at + k])?;
+                if took != *want {
+                    return Err(format!(
+                        "unit {u} (warp {warp}, endpoint {ep}), lane {rank} of {lanes}, with \
+                         {how}: took ring {took}, not {want}"
+                    ));
+                }
+            }
         }
     }
     for (f, (file, path)) in files.iter().enumerate() {

@@ -500,9 +500,14 @@ GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
  * each) to endpoint p[0] + u % p[1] at offset (u / p[1]) * p[3] with
  * gpuio_pwrite_warp. Before that its leader alone takes a slot as any request does
  * (route 0) and one as that pwrite does, and frees both unpublished; for u < p[2]
- * it records its warp's id, and each slot's index + 1, in p[16 + 3u ..]. out: [5]
- * failures, [6] first failure, [7] U, [8] the descriptor's rings, [9] its
- * write_group. Forward only: elsewhere every unit fails with -EPROTO. */
+ * it records its warp's id, and each slot's index + 1, in p[16 + 3u ..]. Then every
+ * lane takes a slot at once, three times, and frees it unpublished: (0) every lane
+ * asking for the route of u's pwrite, (1) the lane of rank r for that of endpoint
+ * p[0] + (u + r) % p[1], (2) odd ranks for u's route, even ones for none; for
+ * u < p[10] the lane of rank r records each slot's index + 1 in
+ * p[16 + 3 * p[2] + 3 * (u * lanes + r) + k]. out: [5] failures, [6]
+ * first failure, [7] U, [8] the descriptor's rings, [9] its write_group. Forward
+ * only: elsewhere every unit fails with -EPROTO. */
 #if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_route_rings)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 mask = gpuio_warp_active();
@@ -527,6 +532,24 @@ GPUIO_KERNEL(gpuio_k_route_rings)(const gpuio_channel *ch, gpuio_u64 *p) {
         continue;
       }
       if (u < p[2]) gpuio_st_relaxed_64(&p[17 + 3 * u + k], (gpuio_u64)s.index + 1u);
+      gpuio_impl_release(ch, &s);
+    }
+  }
+  gpuio_warp_sync(mask);
+  if (ch->transport == GPUIO_TRANSPORT_FORWARD) {
+    const gpuio_u32 own = gpuio_impl_route(GPUIO_OP_PWRITE, ep, chunk);
+    const gpuio_u32 routes[3] = {own, gpuio_impl_route(GPUIO_OP_PWRITE, (gpuio_u32)(p[0] + (u + rank) % p[1]), chunk),
+                                 rank % 2u ? own : 0u};
+    gpuio_u64 *lanes_at = &p[16 + 3 * p[2] + 3 * (u * lanes + rank)];
+    for (gpuio_u32 k = 0; k < 3; k++) {
+      gpuio_warp_sync(mask);
+      gpuio_slot s;
+      const int e = gpuio_forward_acquire(ch, &s, gpuio_impl_deadline(ch), routes[k]);
+      if (e) {
+        gpuio_conf_fail(&p[5], &p[6], e);
+        continue;
+      }
+      if (u < p[10]) gpuio_st_relaxed_64(&lanes_at[k], (gpuio_u64)s.index + 1u);
       gpuio_impl_release(ch, &s);
     }
   }
