@@ -181,6 +181,17 @@ fn warps_on_every_ring_write_and_read_back_byte_exact_each_ring_served_by_its_ow
     // Four rings of 16 slots, four warps (a CPU-device warp is 32 threads): warp w
     // takes positions, slots and a forwarder of ring w only, so a ring whose
     // forwarder did not serve it would leave its warp's calls to time out.
+    warps_on_four_rings_write_and_read_back(0, "4 rings");
+}
+
+#[test]
+fn warps_on_every_ring_write_and_read_back_byte_exact_two_rings_to_a_forwarder_thread() {
+    // The same four rings served by two forwarders, each passing over two rings'
+    // entries with one io_uring.
+    warps_on_four_rings_write_and_read_back(2, "4 rings, 2 forwarders");
+}
+
+fn warps_on_four_rings_write_and_read_back(forwarders: u32, what: &str) {
     const THREADS: u64 = 128;
     const WRITES: u64 = 20;
     let dir = tempfile::tempdir().unwrap();
@@ -194,16 +205,17 @@ fn warps_on_every_ring_write_and_read_back_byte_exact_each_ring_served_by_its_ow
     let builder = ForwardBuilder {
         rings: 4,
         min_ring_slots: 16,
+        forwarders,
         ..ForwardBuilder::default()
     };
     let ch = Channel::open(provider(), &builder, config).expect("open forward channel");
-    write_then_read_back_pattern(&ch, &file, 4, 32, WRITES, "4 rings");
+    write_then_read_back_pattern(&ch, &file, 4, 32, WRITES, what);
     let report = ch.close();
-    assert!(report.is_clean(), "{report}");
+    assert!(report.is_clean(), "{what}: {report}");
     assert_eq!(
         report.counters.completed,
         2 * THREADS * WRITES,
-        "every write and read answered once: {report}"
+        "{what}: every write and read answered once: {report}"
     );
 }
 

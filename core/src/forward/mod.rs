@@ -20,8 +20,9 @@
 //! `L` of its slot `j` is the channel's position `L·slots + r·slots/rings + j`, so
 //! entries, stamps and their checks are the same as with one ring. A warp uses ring
 //! `warp % rings` (a long pwrite, its file's group of rings: `route_writes`
-//! below); forwarder thread `r` serves ring `r`'s entries alone, with its
-//! own io_uring. Warps of different rings share no counter, turn or thread — until a
+//! below); forwarder thread `f` serves a run of consecutive rings' entries
+//! ([`ForwardBuilder::forwarders`]; by default ring `f` alone), with its own
+//! io_uring. Warps of different rings share no counter, turn or slot — until a
 //! lane finds its slot stuck (held by an asynchronous call, say) and takes its next
 //! position on the next ring, so that one thread's tickets may hold more than its
 //! ring's share of the slots (`gpuio/api.h`, "turns").
@@ -146,7 +147,8 @@ pub struct ForwardBuilder {
     /// kernel refuses).
     pub fixed_files: bool,
     /// Rings the channel's slots are split into, each with its own position
-    /// counter on the device and its own forwarder thread and io_uring on the host;
+    /// counter on the device and, unless [`Self::forwarders`] says fewer, its own
+    /// forwarder thread and io_uring on the host;
     /// a warp uses ring `warp % rings` (`abi::ForwardQueue::rings`). Rounded down to
     /// a power of two, at most the slots. 0 (the default, unless [`RINGS_ENV`]
     /// says): a ring per 64 slots up to [`DEFAULT_RINGS`] (4), or up to
@@ -227,7 +229,25 @@ pub struct ForwardBuilder {
     /// default (one file's writes are the common case, and the host's cores are
     /// spared either way); [`ROUTE_WRITES_ENV`] set to 0 turns it off.
     pub route_writes: bool,
+    /// Host threads serving the rings, each a run of consecutive rings with its own
+    /// io_uring (as deep as its entries): rounded down to a power of two, at most
+    /// `rings`; 0 (the default, unless [`FORWARDERS_ENV`] says): one per ring. The
+    /// device sees rings only, so this changes nothing on its side. Fewer
+    /// forwarders than rings suit a channel of many rings that carries small
+    /// calls from the whole device: how many host cores pass over the queue at
+    /// once matters (see [`DEFAULT_RINGS`]). But io_uring hands a buffered write to
+    /// a worker of the thread that submitted it, so fewer forwarders write fewer
+    /// files at once. Measured on an H200 host (2026-11-29, 1024 slots of 1 MiB:
+    /// 16 rings, two interleaved runs each): whole-device NOPs 57.9–76.1 M/s with
+    /// 4 forwarders against 2.49–2.62 with 16 (2.79–2.90 with 8); eight files'
+    /// 1 MiB writes from every warp 10.7–11.2 GB/s against 16.9–18.3 (from the
+    /// staging area 13.7–14.1 against 23.1–23.2); reads of one file or eight,
+    /// and one file's writes, alike (33.1–36.7 GB/s, 3.2–3.7).
+    pub forwarders: u32,
 }
+
+/// The environment variable that sets [`ForwardBuilder::forwarders`] (1 to 64).
+pub const FORWARDERS_ENV: &str = "GPUIO_FORWARD_FORWARDERS";
 
 /// The environment variable that turns [`ForwardBuilder::route_writes`] off (`0`)
 /// or on (`1`).
@@ -349,6 +369,11 @@ impl Default for ForwardBuilder {
             inline_reads: inline_reads_from(std::env::var(INLINE_READS_ENV).ok().as_deref()),
             wq_share: wq_share_from(std::env::var(WQ_SHARE_ENV).ok().as_deref()),
             route_writes: std::env::var(ROUTE_WRITES_ENV).map_or(true, |v| v.trim() != "0"),
+            forwarders: std::env::var(FORWARDERS_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .filter(|n| (1..=64).contains(n))
+                .unwrap_or(0),
         }
     }
 }
@@ -383,8 +408,9 @@ impl TransportBuilder for ForwardBuilder {
         let state_len = rings as usize * std::mem::size_of::<abi::ForwardState>();
         let local =
             ctx.alloc_local(state_len + slots as usize * std::mem::size_of::<abi::ForwardSlot>())?;
-        // Forwarder r enters anchor r / wq_share first (`io_wq`), so that a file's
-        // writes run one at a time within its group; a group of one needs none.
+        // The forwarders of a group of `wq_share` rings enter one anchor first
+        // (`io_wq`), so that a file's writes run one at a time within the group; a
+        // group of one forwarder needs none.
         let share = self.wq_share.clamp(1, rings);
         let write_group = write_group(self.route_writes, share, rings);
         // Zeroed memory is `reserve = 0` on every ring and every slot "turn 0, FREE".
@@ -397,29 +423,39 @@ impl TransportBuilder for ForwardBuilder {
         };
         let staging_len = ctx.desc.staging_len.min(ctx.staging.len as u64);
         let control = Arc::new(Control::default());
-        let counters = RingCounters::new(rings as usize);
-        let mut threads = Vec::with_capacity(rings as usize);
+        // Forwarder f serves rings f·each .. (f+1)·each: `each · per` entries.
+        let forwarders = match self.forwarders {
+            0 => rings,
+            n => prev_power_of_two(n.min(rings)),
+        };
+        let each = rings / forwarders;
+        let span = each * per;
+        let counters = ForwarderCounters::new(forwarders as usize);
+        let mut threads = Vec::with_capacity(forwarders as usize);
+        // Groups of `share` rings share an io-wq hash map: `share / each`
+        // forwarders each (one forwarder's rings share its own io-wq already).
+        let sharing = (share / each).max(1);
         // The transport keeps the anchors until its threads are joined, so that
         // theirs are never the last references dropped.
-        let anchors: Vec<Option<Arc<io_wq::Anchor>>> = if share > 1 {
-            (0..rings.div_ceil(share))
+        let anchors: Vec<Option<Arc<io_wq::Anchor>>> = if sharing > 1 {
+            (0..forwarders.div_ceil(sharing))
                 .map(|_| io_wq::Anchor::new().map(Arc::new))
                 .collect()
         } else {
             Vec::new()
         };
-        for r in 0..rings {
-            let first = (r * per) as usize;
+        for r in 0..forwarders {
+            let first = (r * span) as usize;
             let config = ForwarderConfig {
-                ring_entries: self.ring_entries.clamp(1, per),
+                ring_entries: self.ring_entries.clamp(1, span),
                 idle_max: self.idle_max,
                 quiet: self.quiet,
                 fixed_files: self.fixed_files,
-                entries: first..first + per as usize,
+                entries: first..first + span as usize,
                 lead: r == 0,
                 inline_writes: self.inline_writes,
                 inline_reads: self.inline_reads,
-                anchor: anchors.get((r / share) as usize).cloned().flatten(),
+                anchor: anchors.get((r / sharing) as usize).cloned().flatten(),
             };
             let started = Forwarder::new(
                 config,
@@ -428,7 +464,7 @@ impl TransportBuilder for ForwardBuilder {
                 ctx.staging,
                 staging_len,
                 control.clone(),
-                counters.ring(r as usize),
+                counters.of(r as usize),
             )
             .and_then(|forwarder| {
                 std::thread::Builder::new()
@@ -453,6 +489,7 @@ impl TransportBuilder for ForwardBuilder {
         Ok(Box::new(ForwardTransport {
             control,
             counters,
+            rings,
             threads,
             descriptor: ctx.descriptor.clone(),
             _anchors: anchors,
@@ -477,19 +514,19 @@ fn prev_power_of_two(n: u32) -> u32 {
     1 << (31 - n.max(1).leading_zeros())
 }
 
-/// Every ring's counters (one block per forwarder thread); the channel's are their
-/// sums.
+/// Every forwarder thread's counters (one block each, for the rings it serves);
+/// the channel's are their sums.
 #[derive(Debug)]
-struct RingCounters(Vec<Arc<CounterBlock>>);
+struct ForwarderCounters(Vec<Arc<CounterBlock>>);
 
-impl RingCounters {
-    fn new(rings: usize) -> Self {
-        Self((0..rings).map(|_| Arc::default()).collect())
+impl ForwarderCounters {
+    fn new(forwarders: usize) -> Self {
+        Self((0..forwarders).map(|_| Arc::default()).collect())
     }
 
-    /// Ring `r`'s counters, for its forwarder thread.
-    fn ring(&self, r: usize) -> Arc<CounterBlock> {
-        self.0[r].clone()
+    /// Forwarder `f`'s counters.
+    fn of(&self, f: usize) -> Arc<CounterBlock> {
+        self.0[f].clone()
     }
 
     fn snapshot(&self) -> Counters {
@@ -503,8 +540,10 @@ const JOIN_GRACE: Duration = Duration::from_millis(200);
 /// A running forward transport.
 pub struct ForwardTransport {
     control: Arc<Control>,
-    counters: RingCounters,
-    /// One forwarder thread per ring (emptied by `close()`).
+    /// One block per forwarder thread.
+    counters: ForwarderCounters,
+    rings: u32,
+    /// The forwarder threads, each serving a run of rings (emptied by `close()`).
     threads: Vec<JoinHandle<Exit>>,
     /// The channel's descriptor: the device counts its timed-out calls in `stats`.
     descriptor: Arc<dyn SharedMemory>,
@@ -532,19 +571,27 @@ impl Transport for ForwardTransport {
     }
 
     fn shape(&self) -> String {
-        let rings = self.counters.0.len();
-        let each = if rings == 1 { "its" } else { "each its" };
+        let rings = self.rings;
+        let forwarders = self.counters.0.len() as u32;
         let groups = match self.write_group {
             0 => String::new(),
             g => format!(
                 "; a file's long writes to one of {} groups of {g}",
-                rings as u32 / g
+                rings / g
             ),
         };
-        format!(
-            "{rings} ring{}, {each} own forwarder thread{groups}",
-            if rings == 1 { "" } else { "s" }
-        )
+        let plural = |n: u32| if n == 1 { "" } else { "s" };
+        let served = if forwarders == rings {
+            let each = if rings == 1 { "its" } else { "each its" };
+            format!("{each} own forwarder thread")
+        } else {
+            format!(
+                "{forwarders} forwarder thread{} ({} rings each)",
+                plural(forwarders),
+                rings / forwarders
+            )
+        };
+        format!("{rings} ring{}, {served}{groups}", plural(rings))
     }
 
     fn counters(&self) -> Counters {

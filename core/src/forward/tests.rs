@@ -255,6 +255,30 @@ fn forwarders_whose_workers_share_a_hash_map_two_by_two_land_one_files_rows_whol
 }
 
 #[test]
+fn two_forwarders_serving_two_rings_each_land_one_files_rows_whole() {
+    // Four rings served by two forwarders, their io-wqs sharing nothing (a pair of
+    // rings is one forwarder's own), every run through the rings.
+    rows_published_together_land_whole(ForwardBuilder {
+        rings: 4,
+        forwarders: 2,
+        min_ring_slots: 0,
+        inline_writes: 0,
+        wq_share: 2,
+        ..ForwardBuilder::default()
+    });
+}
+
+#[test]
+fn one_forwarder_serving_four_rings_reads_each_row_back() {
+    rows_read_back(ForwardBuilder {
+        rings: 4,
+        forwarders: 1,
+        min_ring_slots: 0,
+        ..ForwardBuilder::default()
+    });
+}
+
+#[test]
 fn a_thread_enters_an_io_wq_anchor_by_registering_and_unregistering_it() {
     let anchor = Arc::new(super::io_wq::Anchor::new().expect("an io_uring of two entries"));
     // Fresh threads, as forwarders are: their first io_uring call, two at once.
@@ -659,6 +683,37 @@ fn rings_follow_the_slots_one_per_64_up_to_4_or_16_for_long_slots() {
         let (queue, shape) = opened_queue(&builder, slots, slot_size);
         assert_eq!(queue.rings, rings, "{slots} slots of {slot_size} B");
         assert!(shape.starts_with(&format!("{rings} ring")), "{shape}");
+    }
+}
+
+/// Forwarders serve runs of consecutive rings: as many as asked, rounded down to a
+/// power of two, at most one per ring; the device's rings and groups stay as they
+/// are, and the channel's shape says how they are served.
+#[test]
+fn forwarders_serve_runs_of_rings_and_the_shape_says_how_many() {
+    let cases = [
+        // (forwarders asked, rings, the shape's words)
+        (0, 16, "16 rings, each its own forwarder thread"),
+        (4, 16, "16 rings, 4 forwarder threads (4 rings each)"),
+        (3, 16, "16 rings, 2 forwarder threads (8 rings each)"),
+        (1, 16, "16 rings, 1 forwarder thread (16 rings each)"),
+        (64, 16, "16 rings, each its own forwarder thread"),
+        (2, 4, "4 rings, 2 forwarder threads (2 rings each)"),
+    ];
+    for (forwarders, rings, words) in cases {
+        let builder = ForwardBuilder {
+            rings,
+            forwarders,
+            min_ring_slots: 64,
+            ..ForwardBuilder::default()
+        };
+        let (queue, shape) = opened_queue(&builder, 1024, 4096);
+        assert_eq!(queue.rings, rings, "{forwarders} forwarders asked");
+        assert!(
+            shape.starts_with(words),
+            "{forwarders} forwarders asked: {shape}"
+        );
+        assert_eq!(queue.write_group, if rings > 4 { 4 } else { 0 }, "{shape}");
     }
 }
 
