@@ -242,7 +242,7 @@ pub struct ForwardBuilder {
     /// 4 forwarders against 2.49–2.62 with 16 (2.79–2.90 with 8); eight files'
     /// 1 MiB writes from every warp 10.7–11.2 GB/s against 16.9–18.3 (from the
     /// staging area 13.7–14.1 against 23.1–23.2); reads of one file or eight,
-    /// and one file's writes, alike (33.1–36.7 GB/s, 3.2–3.7).
+    /// and one file's writes, alike (33.1–36.7 GB/s, 3.05–3.69).
     pub forwarders: u32,
 }
 
