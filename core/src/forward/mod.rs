@@ -198,9 +198,10 @@ pub struct ForwardBuilder {
     /// default, or [`INLINE_READS_ENV`] (`usize::MAX` keeps every read on the
     /// forwarders).
     pub inline_reads: usize,
-    /// Forwarders whose io-wq workers share one hash map, so that a file's writes
-    /// that io_uring hands to workers run one at a time within the group (groups of
-    /// consecutive rings; 0 or 1: each its own, as without gpuio's help). Fewer
+    /// Rings whose forwarders' io-wq workers share one hash map, so that a file's
+    /// writes that io_uring hands to workers run one at a time within the group
+    /// (groups of consecutive rings; 0 or 1: each forwarder its own, as without
+    /// gpuio's help; the rings one forwarder serves share its own already). Fewer
     /// workers queue on one file's lock and spin; fewer files are written side by
     /// side. Measured on an H200 host (ext4, 2026-11-28, 16 rings, 1 MiB writes from
     /// every warp, four runs each): one file 2.67–3.52 GB/s in every setting, at
