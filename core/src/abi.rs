@@ -315,7 +315,8 @@ pub struct ForwardQueue {
     pub slot_state: u64,
     /// Rings the slots are split into (0 is read as 1): ring `r` owns slots
     /// `r·slots/rings ..` `(r+1)·slots/rings`, takes positions from its own
-    /// `ForwardState`, and one forwarder thread serves it; a warp uses ring
+    /// `ForwardState`, and a forwarder thread serves it (its own, unless
+    /// `ForwardBuilder::forwarders` asks for fewer threads than rings); a warp uses ring
     /// `warp % rings` (a long pwrite its file's group: [`Self::write_group`]). A
     /// power of two no larger than the slots.
     pub rings: u32,

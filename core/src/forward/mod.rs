@@ -313,6 +313,16 @@ fn bytes_from(name: &str, value: Option<&str>, default: usize, most: usize) -> u
     }
 }
 
+/// Environment variable `name` as a count from 1 to 64; 0 where it is unset or
+/// anything else (the builder's "choose for me").
+fn count_env(name: &str) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|n| (1..=64).contains(n))
+        .unwrap_or(0)
+}
+
 /// [`ForwardBuilder::wq_share`] from [`WQ_SHARE_ENV`]'s value, if set: a count up
 /// to 64; anything else is reported and leaves the default.
 fn wq_share_from(value: Option<&str>) -> u32 {
@@ -360,21 +370,13 @@ impl Default for ForwardBuilder {
             idle_max: Duration::from_micros(500),
             quiet: Duration::from_millis(50),
             fixed_files: true,
-            rings: std::env::var(RINGS_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-                .filter(|n| (1..=64).contains(n))
-                .unwrap_or(0),
+            rings: count_env(RINGS_ENV),
             min_ring_slots: 64,
             inline_writes: inline_writes_from(std::env::var(INLINE_WRITES_ENV).ok().as_deref()),
             inline_reads: inline_reads_from(std::env::var(INLINE_READS_ENV).ok().as_deref()),
             wq_share: wq_share_from(std::env::var(WQ_SHARE_ENV).ok().as_deref()),
             route_writes: std::env::var(ROUTE_WRITES_ENV).map_or(true, |v| v.trim() != "0"),
-            forwarders: std::env::var(FORWARDERS_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-                .filter(|n| (1..=64).contains(n))
-                .unwrap_or(0),
+            forwarders: count_env(FORWARDERS_ENV),
         }
     }
 }

@@ -137,7 +137,7 @@ typedef struct gpuio_forward_queue {
   gpuio_u64 entries;    /* shared gpuio_forward_entry[slots] */
   gpuio_u64 state;      /* device-local gpuio_forward_state[rings] */
   gpuio_u64 slot_state; /* device-local gpuio_forward_slot[slots] */
-  gpuio_u32 rings;      /* ring r: slots r*slots/rings.., its own state and forwarder (0: 1) */
+  gpuio_u32 rings;      /* ring r: slots r*slots/rings.., its own state; a forwarder serves it (0: 1) */
   gpuio_u32 write_group; /* rings per group whose workers take turns at a file (0, 1: none) */
 } gpuio_forward_queue;
 
