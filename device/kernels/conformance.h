@@ -253,6 +253,7 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
     t[2] = gpuio_now_ns();
     if (!e) gpuio_impl_submit(ch, &s, &r);
     t[3] = gpuio_now_ns();
+    if (!e) gpuio_impl_first_poll_pause(&s); /* as gpuio_impl_run does */
     if (!e) e = gpuio_impl_wait(ch, &s, gpuio_impl_deadline(ch), &result);
     t[4] = gpuio_now_ns();
     if (!e) gpuio_impl_release(ch, &s);
@@ -268,19 +269,28 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
 
 /* The latency floor of any round trip: thread 0 and a host thread take turns
  * through two words of shared memory (gpuio_bench). For round i = 1.. the device
- * stores ping = i (release) and waits for pong == i (acquire), polling without a
- * pause as a call's eager polls do: the floor is the fastest round trip (H100, a probe
- * of the same exchange, 2026-11-28: 2.98-3.30 us a round without a pause against
- * 3.02-3.41 with a 64 ns nanosleep between polls, as this kernel had).
- * params: [0] shared memory: u64 ping at +0, u64 pong at +64; [1] rounds;
- * out: [2] 1 if a round waited more than a second (then it stops). */
+ * stores ping = i (release), waits p[3] ns, then polls for pong == i (acquire)
+ * without a pause between polls. The bench runs it with several first pauses and
+ * takes the fastest: the floor is the fastest round trip. (H100, 2026-12-06, run
+ * 194: polling from the store on, 3.07-3.39 us a round; with the first poll 300 ns
+ * after the store, 2.25-2.39; 1.0 us after the round began, the store taking most
+ * of that, 2.14-2.30: a read right behind the store reaches host memory before the
+ * host answered. 2026-11-28: 2.98-3.30 us without a pause between polls against
+ * 3.02-3.41 with a 64 ns nanosleep, as this kernel had.)
+ * params: [0] shared memory: u64 ping at +0, u64 pong at +64; [1] rounds; [3] the
+ * pause before the first poll, ns; out: [2] 1 if a round waited more than a second
+ * (then it stops). */
 #if GPUIO_CONF_IN(1)
 GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
   (void)ch;
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u64 *ping = (gpuio_u64 *)p[0], *pong = ping + 8;
+  const gpuio_u64 pause = p[3];
   for (gpuio_u64 i = 1; i <= p[1]; i++) {
     gpuio_st_release_64(ping, i);
+    const gpuio_u64 until = gpuio_now_ns() + pause;
+    while (pause && gpuio_now_ns() < until) {
+    }
     const gpuio_u64 deadline = gpuio_now_ns() + 1000000000ull;
     while (gpuio_ld_acquire_64(pong) != i) {
       if (gpuio_now_ns() > deadline) {

@@ -682,6 +682,37 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
   }
 }
 
+/* How long a call that has just handed its request over waits before its first
+ * look at the answer, where that look is a read across PCIe (forward, mailbox). A
+ * read issued right behind the request reaches host memory just after it, before
+ * the host can have answered; it comes back empty ~1.2 us later, and the answer is
+ * seen only by the next. A read issued a little later finds the answer. Measured on
+ * an H100, 2026-12-06 (run 194): one thread's forward NOP 4.0-4.1 us with a 300 ns
+ * pause against 4.9-5.3 without; by pause, 0 / 100 / 200 / 300 / 400 / 600 ns:
+ * forward 4.08 / 4.03 / 4.08 / 4.18 / 4.28 / 4.43 us and mailbox 4.78-5.38 / 4.53-5.38 /
+ * 4.53-4.58 / 4.53 / 4.63 / 4.78 (a pause of "0" is the few instructions the probe
+ * had between the two, which caught the answer on forward but not always on
+ * mailbox; the library's own wait, with none, 5.18 and 5.53); whole-device NOPs 28.4
+ * and 29.6 M/s with 400 ns against 18.5 and 25.0. Only a synchronous call pauses:
+ * an asynchronous one's wait comes when its caller asks, often after the answer.
+ * A kernel may define GPUIO_FIRST_POLL_NS before including gpuio.h; emulated
+ * threads (the host target) do not pause. */
+#ifndef GPUIO_FIRST_POLL_NS
+#if defined(GPUIO_TARGET_HOST)
+#define GPUIO_FIRST_POLL_NS 0u
+#else
+#define GPUIO_FIRST_POLL_NS 200u
+#endif
+#endif
+GPUIO_FN void gpuio_impl_first_poll_pause(const gpuio_slot *s) {
+  if (GPUIO_FIRST_POLL_NS == 0u || s->transport == GPUIO_TRANSPORT_DIRECT) return; /* direct's answers are device-local */
+  /* A spin on the clock, the lanes of a warp together: a nanosleep this short may
+   * sleep twice as long or not at all. */
+  const gpuio_u64 until = gpuio_now_ns() + GPUIO_FIRST_POLL_NS;
+  while (gpuio_now_ns() < until) {
+  }
+}
+
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
  * slot still held, or -ETIMEDOUT with the slot abandoned. */
 GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r, gpuio_i64 *result) {
@@ -689,6 +720,7 @@ GPUIO_FN int gpuio_impl_run(const gpuio_channel *ch, gpuio_slot *s, const gpuio_
    * too (direct's gate for one file's large writes, gpuio/direct.h). */
   const gpuio_u64 deadline = gpuio_impl_deadline_after(s->timeout_ns);
   gpuio_impl_submit(ch, s, r);
+  gpuio_impl_first_poll_pause(s);
   return gpuio_impl_wait(ch, s, deadline, result);
 }
 
