@@ -687,13 +687,14 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
  * read issued right behind the request reaches host memory just after it, before
  * the host can have answered; it comes back empty ~1.2 us later, and the answer is
  * seen only by the next. A read issued a little later finds the answer. Measured on
- * an H100, 2026-12-06 (run 194): one thread's forward NOP 4.0-4.1 us with a 300 ns
- * pause against 4.9-5.3 without; by pause, 0 / 100 / 200 / 300 / 400 / 600 ns:
+ * an H100, 2026-12-06 (run 194): one thread's forward NOP p50 4.0-4.3 us with a
+ * 300 ns pause against 4.9-5.3 without; by pause, 0 / 100 / 200 / 300 / 400 / 600 ns:
  * forward 4.08 / 4.03 / 4.08 / 4.18 / 4.28 / 4.43 us and mailbox 4.78-5.38 / 4.53-5.38 /
  * 4.53-4.58 / 4.53 / 4.63 / 4.78 (a pause of "0" is the few instructions the probe
  * had between the two, which caught the answer on forward but not always on
  * mailbox; the library's own wait, with none, 5.18 and 5.53); whole-device NOPs 28.4
- * and 29.6 M/s with 400 ns against 18.5 and 25.0. Only a synchronous call pauses:
+ * and 29.6 M/s with 400 ns against 18.5 and 25.0. 200 ns is the least pause that
+ * caught mailbox's answers in both of its launches. Only a synchronous call pauses:
  * an asynchronous one's wait comes when its caller asks, often after the answer.
  * A kernel may define GPUIO_FIRST_POLL_NS before including gpuio.h; emulated
  * threads (the host target) do not pause. */
