@@ -299,8 +299,11 @@ fn count_slices_record(data: &[u8], t: usize, n: usize) -> String {
     format!("{body:<63}\n")
 }
 
-#[test]
-fn a_kernel_written_from_the_docs_alone_compares_byte_identical_on_every_cpu_pair() {
+/// Runs `kernel` (a kernel file counting lines and words as
+/// `tests/kernels/count_slices.cu` does) over a generated text with `gpuio run
+/// --compare` on every CPU pair, and checks the pairs agree and the records are
+/// right.
+fn count_slices_compares_byte_identical(kernel: &Path) {
     let dir = tempfile::tempdir().unwrap();
     let text: String = (0..4000)
         .map(|i| format!("line {i}:  some\twords   here{}\n", " x".repeat(i % 7)))
@@ -308,7 +311,6 @@ fn a_kernel_written_from_the_docs_alone_compares_byte_identical_on_every_cpu_pai
     let input = dir.path().join("input.txt");
     std::fs::write(&input, &text).unwrap();
     let out = dir.path().join("out.bin");
-    let kernel = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/count_slices.cu");
     let o = run(&mut gpuio(&[
         "--backend",
         "cpu",
@@ -333,6 +335,29 @@ fn a_kernel_written_from_the_docs_alone_compares_byte_identical_on_every_cpu_pai
         .map(|t| count_slices_record(text.as_bytes(), t, 21))
         .collect();
     assert_eq!(std::fs::read_to_string(&out).unwrap(), want);
+}
+
+#[test]
+fn a_kernel_written_from_the_docs_alone_compares_byte_identical_on_every_cpu_pair() {
+    count_slices_compares_byte_identical(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/count_slices.cu"),
+    );
+}
+
+#[test]
+fn a_kernel_that_sets_its_own_first_poll_pause_still_gets_every_answer_right() {
+    // The host target does not pause by default (GPUIO_FIRST_POLL_NS 0): a kernel
+    // that defines it runs the pause's spin on every synchronous call.
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("paused.cu");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/count_slices.cu");
+    let text = std::fs::read_to_string(source).unwrap();
+    std::fs::write(
+        &kernel,
+        format!("#define GPUIO_FIRST_POLL_NS 20000u\n{text}"),
+    )
+    .unwrap();
+    count_slices_compares_byte_identical(&kernel);
 }
 
 /// `target/<profile>/examples/<name>`, built by `cargo test` beside this test.
