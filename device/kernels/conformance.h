@@ -288,11 +288,7 @@ GPUIO_KERNEL(gpuio_k_pingpong)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 pause = p[3];
   for (gpuio_u64 i = 1; i <= p[1]; i++) {
     gpuio_st_release_64(ping, i);
-    if (pause) {
-      const gpuio_u64 until = gpuio_now_ns() + pause;
-      while (gpuio_now_ns() < until) {
-      }
-    }
+    gpuio_impl_spin_ns(pause);
     const gpuio_u64 deadline = gpuio_now_ns() + 1000000000ull;
     while (gpuio_ld_acquire_64(pong) != i) {
       if (gpuio_now_ns() > deadline) {

@@ -1026,20 +1026,12 @@ fn launch_channel(device: &dyn Device, what: &str) -> Result<Channel, String> {
 /// (`gpuio_k_pingpong`).
 const PINGPONG_PAUSES_NS: [u64; 5] = [0, 100, 200, 300, 400];
 
-/// The latency floor of any round trip between device and host: the fastest
-/// [`pingpong_once`] over [`PINGPONG_PAUSES_NS`].
+/// The latency floor of any round trip between device and host, the fastest over
+/// [`PINGPONG_PAUSES_NS`]: for each, the device stores a counter in shared memory,
+/// waits that long, polls for the host thread's answer in another word, `rounds`
+/// times (`gpuio_k_pingpong`); microseconds per round trip, timed on the host. One
+/// allocation and one channel serve every pause.
 fn pingpong_us(device: &dyn Device, rounds: u64) -> Result<f64, String> {
-    let mut best = f64::INFINITY;
-    for pause in PINGPONG_PAUSES_NS {
-        best = best.min(pingpong_once(device, rounds, pause)?);
-    }
-    Ok(best)
-}
-
-/// The device stores a counter in shared memory, waits `pause_ns`, polls for the
-/// host thread's answer in another word, `rounds` times (`gpuio_k_pingpong`):
-/// microseconds per round trip, timed on the host.
-fn pingpong_once(device: &dyn Device, rounds: u64, pause_ns: u64) -> Result<f64, String> {
     use std::sync::atomic::Ordering;
     let mem = device
         .provider()
@@ -1052,37 +1044,46 @@ fn pingpong_once(device: &dyn Device, rounds: u64, pause_ns: u64) -> Result<f64,
     };
     let (ping, pong) = (word(0)?, word(64)?);
     let ch = launch_channel(device, "the ping-pong kernel")?;
-    let run = device
-        .launch("pingpong", 1, 1, &ch, &[r.device_addr, rounds, 0, pause_ns])
-        .map_err(|e| format!("launch pingpong: {e}"))?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut start = None;
-    let mut i = 1;
-    while i <= rounds && Instant::now() < deadline {
-        if ping.load(Ordering::Acquire) == i {
-            if i == 1 {
-                start = Some(Instant::now());
+    let mut best = f64::INFINITY;
+    for pause_ns in PINGPONG_PAUSES_NS {
+        // Each launch counts from 1 again.
+        ping.store(0, Ordering::Release);
+        pong.store(0, Ordering::Release);
+        let run = device
+            .launch("pingpong", 1, 1, &ch, &[r.device_addr, rounds, 0, pause_ns])
+            .map_err(|e| format!("launch pingpong: {e}"))?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut start = None;
+        let mut i = 1;
+        while i <= rounds && Instant::now() < deadline {
+            if ping.load(Ordering::Acquire) == i {
+                if i == 1 {
+                    start = Some(Instant::now());
+                }
+                pong.store(i, Ordering::Release);
+                i += 1;
+            } else {
+                std::hint::spin_loop();
             }
-            pong.store(i, Ordering::Release);
-            i += 1;
-        } else {
-            std::hint::spin_loop();
+        }
+        let took = start.map(|s| s.elapsed());
+        let p = run
+            .join(KERNEL_TIMEOUT)
+            .map_err(|e| format!("pingpong: {e}"))?;
+        match took {
+            Some(t) if p[2] == 0 && i > rounds && rounds > 1 => {
+                best = best.min(t.as_secs_f64() * 1e6 / (rounds - 1) as f64);
+            }
+            _ => {
+                return Err(format!(
+                    "pingpong: {} of {rounds} rounds before a side gave up",
+                    i - 1
+                ))
+            }
         }
     }
-    let took = start.map(|s| s.elapsed());
-    let p = run
-        .join(KERNEL_TIMEOUT)
-        .map_err(|e| format!("pingpong: {e}"))?;
     let _ = ch.close();
-    match took {
-        Some(t) if p[2] == 0 && i > rounds && rounds > 1 => {
-            Ok(t.as_secs_f64() * 1e6 / (rounds - 1) as f64)
-        }
-        _ => Err(format!(
-            "pingpong: {} of {rounds} rounds before a side gave up",
-            i - 1
-        )),
-    }
+    Ok(best)
 }
 
 /// Every thread of the device (`Device::full_shape`) making 64-byte and 4 KiB

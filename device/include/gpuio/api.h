@@ -706,13 +706,17 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
 #define GPUIO_FIRST_POLL_NS 200u
 #endif
 #endif
-GPUIO_FN void gpuio_impl_first_poll_pause(const gpuio_slot *s) {
-  if (GPUIO_FIRST_POLL_NS == 0u || s->transport == GPUIO_TRANSPORT_DIRECT) return; /* direct's answers are device-local */
-  /* A spin on the clock, the lanes of a warp together: a nanosleep this short may
-   * sleep twice as long or not at all. */
-  const gpuio_u64 until = gpuio_now_ns() + GPUIO_FIRST_POLL_NS;
+/* Spins `ns` on the clock (none: no clock read), the lanes of a warp together: a
+ * nanosleep this short may sleep twice as long or not at all. */
+GPUIO_FN void gpuio_impl_spin_ns(gpuio_u64 ns) {
+  if (ns == 0u) return;
+  const gpuio_u64 until = gpuio_now_ns() + ns;
   while (gpuio_now_ns() < until) {
   }
+}
+GPUIO_FN void gpuio_impl_first_poll_pause(const gpuio_slot *s) {
+  if (s->transport == GPUIO_TRANSPORT_DIRECT) return; /* direct's answers are device-local */
+  gpuio_impl_spin_ns(GPUIO_FIRST_POLL_NS);
 }
 
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
