@@ -251,10 +251,15 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
     t[1] = gpuio_now_ns();
     if (!e) e = gpuio_impl_acquire_on(ch, &c, &s);
     t[2] = gpuio_now_ns();
+    /* As gpuio_impl_run: the deadline before the submit, the pause right after it.
+     * (Read between the two, the descriptor's timeout lengthened the pause by a trip
+     * to L2, and the steps' sum ran ~0.8 us under gpuio_nop's round trip on mailbox:
+     * H100, 2026-12-06, run 196.) */
+    const gpuio_u64 deadline = e ? 0u : gpuio_impl_deadline_after(s.timeout_ns);
     if (!e) gpuio_impl_submit(ch, &s, &r);
     t[3] = gpuio_now_ns();
-    if (!e) gpuio_impl_first_poll_pause(&s); /* as gpuio_impl_run does */
-    if (!e) e = gpuio_impl_wait(ch, &s, gpuio_impl_deadline(ch), &result);
+    if (!e) gpuio_impl_first_poll_pause(&s);
+    if (!e) e = gpuio_impl_wait(ch, &s, deadline, &result);
     t[4] = gpuio_now_ns();
     if (!e) gpuio_impl_release(ch, &s);
     t[5] = gpuio_now_ns();
