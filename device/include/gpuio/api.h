@@ -687,23 +687,24 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
  * read issued right behind the request reaches host memory just after it, before
  * the host can have answered; it comes back empty ~1.2 us later, and the answer is
  * seen only by the next. A read issued a little later finds the answer. Measured on
- * an H100, 2026-12-06 (run 194): one thread's forward NOP p50 4.0-4.3 us with a
- * 300 ns pause against 4.9-5.3 without; by pause, 0 / 100 / 200 / 300 / 400 / 600 ns:
- * forward 4.08 / 4.03 / 4.08 / 4.18 / 4.28 / 4.43 us and mailbox 4.78-5.38 / 4.53-5.38 /
- * 4.53-4.58 / 4.53 / 4.63 / 4.78 (a pause of "0" is the few instructions the probe
- * had between the two, which caught the answer on forward but not always on
- * mailbox; the library's own wait, with none, 5.18 and 5.53); whole-device NOPs 28.4
- * and 29.6 M/s with 400 ns against 18.5 and 25.0. 200 ns is the least pause that
- * caught mailbox's answers in both of its launches. Only a synchronous call pauses:
- * an asynchronous one's wait comes when its caller asks, often after the answer.
- * A kernel may define GPUIO_FIRST_POLL_NS before including gpuio.h; emulated
- * threads (the host target) do not pause. AMD GPUs take the same 200 ns, not
- * measured there (none is lent). */
+ * H100s, 2026-12-06: one thread's forward NOP p50 4.0-4.3 us with a 300 ns pause
+ * against 4.9-5.3 without (run 194). How long is enough varies by machine and by
+ * transport: in run 197, `gpuio bench --only latency`, the pause interleaved, six
+ * repeats each, p50 at 200 / 350 / 500 / 700 ns: mailbox 5.50-5.70 us in five of six
+ * repeats at 200 (4.64 in one) against 4.74-4.80 in five of six at 350 (5.54 in one),
+ * 4.80-4.93 at 500, 4.93-5.02 at 700; forward 4.03-4.26 / 4.16-4.32 / 4.35-4.51 /
+ * 4.48-4.67 (run 196 had forward's 200 ns miss in 4 of 15 repeats, 5.15-5.41);
+ * whole-device NOPs 30.5-30.6 M/s at 200 and 30.3-30.9 at 500. 350 ns catches
+ * mailbox's answers and costs forward ~0.1 us where 200 was enough. Only a
+ * synchronous call pauses: an asynchronous one's wait comes when its caller asks,
+ * often after the answer. A kernel may define GPUIO_FIRST_POLL_NS before including
+ * gpuio.h; emulated threads (the host target) do not pause. AMD GPUs take the same
+ * 350 ns, not measured there (none is lent). */
 #ifndef GPUIO_FIRST_POLL_NS
 #if defined(GPUIO_TARGET_HOST)
 #define GPUIO_FIRST_POLL_NS 0u
 #else
-#define GPUIO_FIRST_POLL_NS 200u
+#define GPUIO_FIRST_POLL_NS 350u
 #endif
 #endif
 /* Spins `ns` on the clock (none: no clock read), the lanes of a warp together: a
