@@ -232,13 +232,16 @@ GPUIO_KERNEL(gpuio_k_latency)(const gpuio_channel *ch, gpuio_u64 *p) {
  * and stores each step's nanoseconds at p[1] (u32s, step-major: step k of call i at
  * k * p[0] + i): 0 the channel check (the host's `closing`), 1 taking a slot or port,
  * 2 submitting, 3 waiting for the answer, 4 giving the slot back. out: [2] failures,
- * [3] the last failure's result. */
+ * [3] the last failure's result, [4] the calls whose first read (after the
+ * first-poll pause) found the answer: the wait's first poll, made here, then the
+ * wait itself where it did not. */
 #define GPUIO_CONF_ANATOMY_STEPS 5u
 #if GPUIO_CONF_IN(2)
 GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   gpuio_u32 *ns = (gpuio_u32 *)p[1];
   const gpuio_u64 n = p[0];
+  gpuio_u64 first_hits = 0; /* stored once, at the end: p is host memory */
   for (gpuio_u64 i = 0; i < n; i++) {
     gpuio_u64 t[GPUIO_CONF_ANATOMY_STEPS + 1];
     gpuio_request r = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
@@ -259,7 +262,10 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (!e) gpuio_impl_submit(ch, &s, &r);
     t[3] = gpuio_now_ns();
     if (!e) gpuio_impl_first_poll_pause(&s);
-    if (!e) e = gpuio_impl_wait(ch, &s, deadline, &result);
+    if (!e) {
+      if (gpuio_impl_poll(ch, &s, &result)) first_hits++;
+      else e = gpuio_impl_wait(ch, &s, deadline, &result);
+    }
     t[4] = gpuio_now_ns();
     if (!e) gpuio_impl_release(ch, &s);
     t[5] = gpuio_now_ns();
@@ -269,6 +275,7 @@ GPUIO_KERNEL(gpuio_k_nop_anatomy)(const gpuio_channel *ch, gpuio_u64 *p) {
       gpuio_st_relaxed_32(&ns[k * n + i], d > 0xffffffffull ? 0xffffffffu : (gpuio_u32)d);
     }
   }
+  p[4] = first_hits;
 }
 #endif
 

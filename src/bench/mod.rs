@@ -956,8 +956,10 @@ fn latency(
 }
 
 /// Where one thread's NOP spends its time, step by step (`gpuio_k_nop_anatomy`):
-/// the median of each step over `calls` NOPs, printed with the progress (a
-/// diagnosis of the latency figure, not a figure of its own).
+/// the median of each step over `calls` NOPs, and how often the first read of the
+/// answer (after the first-poll pause) found it, printed with the progress (a
+/// diagnosis of the latency figure, not a figure of its own: a first read that
+/// comes back empty costs a whole read more).
 fn nop_anatomy(
     device: &dyn Device,
     transport: TransportKind,
@@ -975,7 +977,7 @@ fn nop_anatomy(
         ch,
         "nop_anatomy",
         1,
-        &[calls, steps.region().device_addr, 0, 0],
+        &[calls, steps.region().device_addr, 0, 0, 0],
     )?;
     fail_check(&p, 2, "nop_anatomy")?;
     let ns = read_u32s(&*steps, n * STEPS.len())?;
@@ -989,10 +991,21 @@ fn nop_anatomy(
         })
         .collect();
     eprintln!(
-        "gpuio bench:   {transport}: one NOP, median of each step (us): {}",
-        parts.join(", ")
+        "gpuio bench:   {transport}: one NOP, median of each step (us): {}; the first read found the answer in {:.0} % of calls",
+        parts.join(", "),
+        first_read_share(p[4], calls)
     );
     Ok(())
+}
+
+/// The share of `calls` (in percent) whose first read of the answer found it,
+/// as the anatomy kernel counted them (`hits`, clamped: the count is the
+/// kernel's).
+fn first_read_share(hits: u64, calls: u64) -> f64 {
+    if calls == 0 {
+        return 0.0;
+    }
+    100.0 * hits.min(calls) as f64 / calls as f64
 }
 
 /// `n` u32s from the start of shared memory the kernel has finished writing.
