@@ -4,7 +4,7 @@
 //! The header is C++ and runs on the device, so the loom models of the host's
 //! hand-offs (forward, mailbox) drive it through this mirror; keep the two in step.
 //!
-//! Modelled: waiting for the turn, taking a FREE slot, taking over an ABANDONED one
+//! Modelled: waiting for the turn, taking a FREE slot (by stores), taking over an ABANDONED one
 //! once the transport's `reclaim` says its answer is there, handing the turn on,
 //! abandoning and releasing. Not modelled: deadlines and passing over a stuck slot
 //! (they depend on the clock; a pass-over only hands the turn on without touching the
@@ -77,28 +77,14 @@ impl Turns {
         let t = &self.turns[index];
         let free_now = turn_word::word(lap, slot_state::FREE);
         let taken = turn_word::word(lap, slot_state::IN_FLIGHT);
-        // api.h `k->looked`: the first look is a compare-and-swap from (our turn,
-        // FREE) to (our turn, IN_FLIGHT), later ones load (relaxed) first.
-        // `gpuio_cas_acquire_dev_64` acquires (and on CUDA does no more: it is the
-        // weakest of the three targets).
-        let take = |from: u64| {
-            t.word
-                .compare_exchange(from, taken, Ordering::Acquire, Ordering::Relaxed)
-        };
-        let mut first_look = true;
         loop {
-            let w = if first_look {
-                first_look = false;
-                match take(free_now) {
-                    Ok(_) => {
-                        self.hold(t, lap);
-                        return pos;
-                    }
-                    Err(w) => w,
-                }
-            } else {
-                t.word.load(Ordering::Relaxed)
-            };
+            // Every look loads with acquire (`gpuio_ld_acquire_dev_64`); (our turn,
+            // FREE) is taken by stores alone (`gpuio_impl_turn_take`).
+            let w = t.word.load(Ordering::Acquire);
+            if w == free_now {
+                self.take(t, lap);
+                return pos;
+            }
             let turn = turn_word::lap(w);
             if turn != lap {
                 if turn + 1 == lap {
@@ -108,13 +94,6 @@ impl Turns {
                 continue;
             }
             let state = turn_word::state(w);
-            if state == slot_state::FREE {
-                if take(free_now).is_ok() {
-                    self.hold(t, lap);
-                    return pos;
-                }
-                continue;
-            }
             if state != slot_state::ABANDONED {
                 nudge();
                 loom::thread::yield_now();
@@ -126,7 +105,13 @@ impl Turns {
                 may_take = reclaim(index, t.holder.load(Ordering::Relaxed));
             }
             // api.h: `gpuio_cas_acquire_dev_64(&t->word, w, taken)` with w (lap, ABANDONED)
-            if may_take && take(w).is_ok() {
+            // (`gpuio_cas_acquire_dev_64` acquires, and on CUDA does no more: it is
+            // the weakest of the three targets).
+            if may_take
+                && t.word
+                    .compare_exchange(w, taken, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
                 self.hold(t, lap);
                 return pos;
             }
@@ -134,9 +119,20 @@ impl Turns {
         }
     }
 
+    /// api.h `gpuio_impl_turn_take`, on a word its owner loaded with acquire as
+    /// (lap, FREE): `holder`, then one store that takes the slot and hands the turn
+    /// on, both relaxed (nobody else writes such a word: api.h says why).
+    fn take(&self, t: &Turn, lap: u64) {
+        t.holder.store(lap, Ordering::Relaxed);
+        t.word.store(
+            turn_word::word(lap + 1, slot_state::IN_FLIGHT),
+            Ordering::Relaxed,
+        );
+    }
+
     /// api.h `gpuio_impl_turn_hold`: `holder`, then the turn handed on by an atomic
     /// add, both relaxed and with no fence (the compare-and-swap that took the slot
-    /// acquired it).
+    /// over acquired it).
     fn hold(&self, t: &Turn, lap: u64) {
         t.holder.store(lap, Ordering::Relaxed);
         t.word.fetch_add(1 << turn_word::SHIFT, Ordering::Relaxed);

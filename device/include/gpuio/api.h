@@ -281,15 +281,23 @@ GPUIO_FN gpuio_u64 gpuio_impl_turn_word(gpuio_u64 lap, gpuio_u32 state) { return
 GPUIO_FN gpuio_u64 gpuio_impl_turn_lap_of(gpuio_u64 word) { return word >> GPUIO_TURN_SHIFT; }
 GPUIO_FN gpuio_u32 gpuio_impl_turn_state(gpuio_u64 word) { return (gpuio_u32)(word & GPUIO_TURN_STATE); }
 
-/* The turn owner took the slot (its compare-and-swap, with acquire, moved the word
- * from (lap, FREE or ABANDONED) to (lap, IN_FLIGHT)): it says who holds it, then hands
- * the turn on - all relaxed, no fence, and the add is a reduction the thread does not
- * wait for. Why that is enough:
+/* The turn owner takes the slot: it says who holds it, then hands the turn on with
+ * the slot IN_FLIGHT - all relaxed, no fence. Two ways in:
+ *   - gpuio_impl_turn_take, where its acquiring load read (lap, FREE): the one store
+ *     (lap + 1, IN_FLIGHT) both takes the slot and hands the turn on. No
+ *     read-modify-write is needed because nobody else writes a word that reads
+ *     (lap, FREE) before lap's owner moves it: the turn is moved only by its owner
+ *     (this lane), the state only by the slot's holder, and the last holder gave the
+ *     slot back (that is the FREE); owners of later laps only look, and one of an
+ *     earlier lap gave up without writing.
+ *   - gpuio_impl_turn_hold, where a compare-and-swap with acquire moved the word from
+ *     (lap, ABANDONED) to (lap, IN_FLIGHT) (taking over an abandoned slot, a rare
+ *     path): the turn is handed on by a reduction the thread does not wait for.
+ * Why that is enough:
  *   - two lanes never hold the slot at once, however early the next turn owner sees
- *     the new turn: both would need a compare-and-swap that read the same FREE (or
- *     ABANDONED) word, and two read-modify-writes never do;
- *   - the acquire of that compare-and-swap orders this holder's use of the chunk and
- *     entry after the release that freed the slot;
+ *     the new turn: only lap's owner takes the slot at lap, once;
+ *   - the acquire of that load (or compare-and-swap) orders this holder's use of the
+ *     chunk and entry after the release that freed the slot;
  *   - `holder`, `since` and `holder_thread` are read relaxed by later turn owners,
  *     and a stale value only makes them pass the slot over (gpuio_impl_turn_step);
  *     where a holder's lap must be current - direct's completions, forward's and
@@ -298,11 +306,22 @@ GPUIO_FN gpuio_u32 gpuio_impl_turn_state(gpuio_u64 word) { return (gpuio_u32)(wo
  * Why (H100, ncu's stall sampling of one thread's NOPs, 2026-11-27): a fence here
  * was ~340 ns of the "take a slot" step's 2.05 us, a wait for the thread's earlier
  * stores (the previous call's, across PCIe) that taking a device-local slot does not
- * need. */
-GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap) {
+ * need. And the take is a load where it was a compare-and-swap (H100, 2026-12-07,
+ * run 199: one thread's forward NOPs timed step by step, medians of 1,000 - the take
+ * 263 ns against 306, the hold's stores 41 against 63 (no reduction left pending),
+ * and the submit's release that follows 640-724 ns against 822-906; the whole NOP
+ * 250 ns shorter. `gpuio bench`'s anatomy: "take a slot" 1.06 us against 1.15). */
+GPUIO_FN void gpuio_impl_turn_note_holder(gpuio_turn *t, gpuio_u64 lap) {
   gpuio_st_relaxed_64(&t->holder, lap);
   gpuio_st_relaxed_64(&t->since, gpuio_now_ns());
   gpuio_st_relaxed_32(&t->holder_thread, (gpuio_u32)gpuio_global_thread_id());
+}
+GPUIO_FN void gpuio_impl_turn_take(gpuio_turn *t, gpuio_u64 lap) {
+  gpuio_impl_turn_note_holder(t, lap);
+  gpuio_st_relaxed_64(&t->word, gpuio_impl_turn_word(lap + 1u, GPUIO_SLOT_IN_FLIGHT));
+}
+GPUIO_FN void gpuio_impl_turn_hold(gpuio_turn *t, gpuio_u64 lap) {
+  gpuio_impl_turn_note_holder(t, lap);
   gpuio_add_dev_64(&t->word, 1ull << GPUIO_TURN_SHIFT);
 }
 
@@ -323,8 +342,7 @@ typedef struct gpuio_impl_taker {
   gpuio_u32 ring;
   gpuio_u64 pos; /* from ring `ring`'s counter */
   gpuio_impl_backoff backoff;
-  gpuio_u32 spins;  /* looks at the slot since our turn came */
-  gpuio_u32 looked; /* this position's first look (a compare-and-swap) was made */
+  gpuio_u32 spins; /* looks at the slot since our turn came */
 } gpuio_impl_taker;
 
 /* One look at position k->pos's turn. Returns 0: the slot is held; -ETIMEDOUT /
@@ -340,23 +358,13 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
   const gpuio_u64 lap = gpuio_impl_turn_lap(tt, k->pos);
   const gpuio_u32 index = k->ring * tt->per + gpuio_impl_turn_within(tt, k->pos);
   gpuio_turn *t = gpuio_impl_turn_at(tt->base, tt->stride, index);
-  const gpuio_u64 free_now = gpuio_impl_turn_word(lap, GPUIO_SLOT_FREE);
-  const gpuio_u64 taken = gpuio_impl_turn_word(lap, GPUIO_SLOT_IN_FLIGHT);
-  /* The first look tries (our turn, FREE) at once: on an idle channel the take is
-   * this one compare-and-swap, whose answer otherwise says whose turn it is and what
-   * the slot is. Later looks are loads, not read-modify-writes, while others finish
-   * (relaxed: only the turn owner changes the turn, so reading `lap` makes this lane
-   * the owner; a slot it takes is acquired by the compare-and-swap that takes it). */
-  gpuio_u64 w;
-  if (!k->looked) {
-    k->looked = 1u;
-    w = gpuio_cas_acquire_dev_64(&t->word, free_now, taken);
-    if (w == free_now) {
-      gpuio_impl_turn_hold(t, lap);
-      return 0;
-    }
-  } else {
-    w = gpuio_ld_relaxed_64(&t->word);
+  /* Every look is a load, not a read-modify-write, with acquire: on an idle channel
+   * the first finds (our turn, FREE), and the take is stores (gpuio_impl_turn_take);
+   * otherwise it says whose turn it is and what the slot is. */
+  const gpuio_u64 w = gpuio_ld_acquire_dev_64(&t->word);
+  if (w == gpuio_impl_turn_word(lap, GPUIO_SLOT_FREE)) {
+    gpuio_impl_turn_take(t, lap);
+    return 0;
   }
   const gpuio_u64 turn = gpuio_impl_turn_lap_of(w);
   if (turn != lap) {
@@ -372,18 +380,10 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
   }
   /* Our turn. */
   const gpuio_u32 state = gpuio_impl_turn_state(w);
-  if (state == GPUIO_SLOT_FREE) {
-    if (gpuio_cas_acquire_dev_64(&t->word, free_now, taken) == free_now) {
-      gpuio_impl_turn_hold(t, lap);
-      return 0;
-    }
-    *ns = 0; /* the word changed since it was read: look again */
-    return 1;
-  }
   /* Held. What its holder wrote before its state (`holder`, `since`, ...) is read
    * relaxed: a stale value is an older lap's, for which a reclaim finds no answer,
    * or makes the slot look stuck - either way the turn passes over the slot, which
-   * is slower, never wrong; a slot is only taken by an acquiring compare-and-swap. */
+   * is slower, never wrong; a slot is only taken by its turn's owner, with acquire. */
   bool stuck = false;
   if (state == GPUIO_SLOT_ABANDONED) {
     bool take = reclaim(index, gpuio_ld_relaxed_64(&t->holder));
@@ -394,7 +394,7 @@ GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turn
       take = reclaim(index, gpuio_ld_relaxed_64(&t->holder));
     }
     if (take) {
-      if (gpuio_cas_acquire_dev_64(&t->word, w, taken) == w) {
+      if (gpuio_cas_acquire_dev_64(&t->word, w, gpuio_impl_turn_word(lap, GPUIO_SLOT_IN_FLIGHT)) == w) {
         gpuio_impl_turn_hold(t, lap);
         return 0;
       }
@@ -524,7 +524,6 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
         k.pos = gpuio_fetch_add_64(gpuio_impl_ring_positions(tt, k.ring), 1u);
         k.backoff.ns = 0;
         k.spins = 0;
-        k.looked = 0;
         e = 1;
         ns = 0;
       }
