@@ -36,19 +36,22 @@
 //!   `done` is there.
 //! * **Forward.** A request takes position `pos` (device fetch-add) and slot
 //!   `pos % slots`, whose device-local [`ForwardSlot`] says whose turn it is and who
-//!   holds it; once it holds the slot it writes entry `pos % slots` and releases
-//!   `stamp = pos·4 + READY`; the host forwarder takes READY entries in any order,
-//!   validates, submits to its own io_uring and releases the answer as the stamp
-//!   itself, [`stamp::answer`]`(pos, result)` (DONE, the result and the position's
-//!   low 30 bits in one word); the device acquires that word, the result with it,
-//!   and frees the slot. The host writes only answers; the device only requests and
-//!   READY stamps.
+//!   holds it; once it holds the slot it writes entry `pos % slots` and stamps
+//!   `stamp = pos·4 + READY` (relaxed, after a release fence unless it is a NOP; the
+//!   request's words are marked written: [`forward_words`]); the host forwarder takes READY entries whose words are all there, in any order,
+//!   validates, submits to its own io_uring, zeroes the words and releases the
+//!   answer as the stamp itself, [`stamp::answer`]`(pos, result)` (DONE, the result
+//!   and the position's low 30 bits in one word); the device acquires that word, the
+//!   result with it, and frees the slot. The host writes only answers (and the
+//!   zeroed words); the device only requests and READY stamps.
 //! * **Mailbox.** The device owns a port when `device_out == host_out` (its low 32
 //!   bits): it writes the packet and flips `device_out` (release); the host acquires,
 //!   executes, and release-stores `host_out` = its flip with the result above it
 //!   ([`mailbox_answer`]); the device acquires that word, result and all.
 //!
-//! Every publish is a release store at system scope and every observe an acquire load
+//! Every publish is a release at system scope (a release store, or for forward's
+//! requests a release fence before the words and stamp; none for a NOP:
+//! [`forward_words`]) and every observe an acquire load
 //! at system scope (`st.release.sys` / `ld.acquire.sys` on CUDA, `__hip_atomic_*` with
 //! system scope on HIP, `__atomic_*` on the host).
 
@@ -61,8 +64,9 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// 8: a queue to the device has `rings` rings, one host `Sender` each, with their
 /// credits and free words side by side; the device reads `closing` from its own
 /// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own; 12: a
-/// cell's header is one 8-byte stamp, [`CellHeader`]).
-pub const ABI_VERSION: u32 = 12;
+/// cell's header is one 8-byte stamp, [`CellHeader`]; 13: a forward entry holds its
+/// request as marked words, [`forward_words`]).
+pub const ABI_VERSION: u32 = 13;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -449,7 +453,65 @@ pub struct ForwardEntry {
     /// `pos << 2 | stamp::{FREE, READY}`, or the answer ([`stamp::answer`]); see
     /// the module doc for who writes what.
     pub stamp: u64,
-    pub req: Request,
+    /// The request, in [`forward_words`]: each word marked as written, so that the
+    /// host takes a request whose words it has all seen, whatever order they came in.
+    pub words: [u64; forward_words::COUNT],
+}
+
+/// A forward request's words ([`ForwardEntry::words`]). Each word carries
+/// [`forward_words::SET`] in bit 0 and one 32-bit field (or half of a 64-bit one) in
+/// its high half; `words[0]` carries `op` (31 bits: every op is smaller) in bits
+/// 1..32 and `flags` on top. The host zeroes the words when it answers
+/// (`forward::queue::Entry::answer`, before the release of the answer), so a word
+/// with SET was written for the request the entry's READY stamp names: the device
+/// writes the next request only after it acquired that answer.
+///
+/// Why: the device stamps READY relaxed, so that the stamp need not wait for the
+/// words to cross PCIe first (a release of READY after the words did, ~0.5 us of
+/// every round trip: H100, run 199, 2026-12-07); the host takes the request once
+/// every word is there. What a request's staging chunk holds is ordered by a release
+/// fence the device makes before the words (a NOP has no chunk, and no fence).
+pub mod forward_words {
+    use super::Request;
+
+    /// Words after the stamp: the rest of the entry's cache line.
+    pub const COUNT: usize = 7;
+    /// Bit 0 of every word of a request that was written.
+    pub const SET: u64 = 1;
+
+    /// `r` as the device writes it.
+    pub fn encode(r: &Request) -> [u64; COUNT] {
+        let hi = |v: u32| SET | (u64::from(v) << 32);
+        let staging_off = r.staging_off;
+        let offset = r.offset as u64;
+        [
+            SET | (u64::from(r.op & 0x7fff_ffff) << 1) | (u64::from(r.flags) << 32),
+            hi(r.endpoint),
+            hi(r.len),
+            hi(staging_off as u32),
+            hi((staging_off >> 32) as u32),
+            hi(offset as u32),
+            hi((offset >> 32) as u32),
+        ]
+    }
+
+    /// The request in `w`, once every word is written (else `None`: some are still
+    /// on their way, or were never written).
+    pub fn decode(w: &[u64; COUNT]) -> Option<Request> {
+        if w.iter().any(|&x| x & SET == 0) {
+            return None;
+        }
+        let hi = |x: u64| (x >> 32) as u32;
+        let wide = |lo: u64, high: u64| u64::from(hi(lo)) | (u64::from(hi(high)) << 32);
+        Some(Request {
+            op: ((w[0] >> 1) as u32) & 0x7fff_ffff,
+            flags: hi(w[0]),
+            endpoint: hi(w[1]),
+            len: hi(w[2]),
+            staging_off: wide(w[3], w[4]),
+            offset: wide(w[5], w[6]) as i64,
+        })
+    }
 }
 
 /// The mailbox transport's ports.
@@ -854,7 +916,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         ForwardState as "gpuio_forward_state" { reserve, _pad }
         Turn as "gpuio_turn" { word, holder, since, holder_thread, _pad }
         Request as "gpuio_request" { op, endpoint, len, flags, staging_off, offset }
-        ForwardEntry as "gpuio_forward_entry" { stamp, req }
+        ForwardEntry as "gpuio_forward_entry" { stamp, words }
         Mailbox as "gpuio_mailbox" { ports, locks, port_count, _pad, _pad1 }
         MailboxPort as "gpuio_mailbox_port" { device_out, _pad0, host_out, _pad1, req }
         Endpoint as "gpuio_endpoint" { kind, access, queue, log }
@@ -874,6 +936,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
     constants![
         "GPUIO_MAGIC" => MAGIC as usize,
         "GPUIO_ABI_VERSION" => ABI_VERSION as usize,
+        "GPUIO_FORWARD_WORDS" => forward_words::COUNT,
+        "GPUIO_FORWARD_WORD_SET" => forward_words::SET as usize,
         "GPUIO_TRANSPORT_DIRECT" => TransportKind::Direct as usize,
         "GPUIO_TRANSPORT_FORWARD" => TransportKind::Forward as usize,
         "GPUIO_TRANSPORT_MAILBOX" => TransportKind::Mailbox as usize,
@@ -939,7 +1003,37 @@ pub fn layout() -> Vec<(&'static str, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{slot_state, turn_word};
+    use super::{forward_words, op, slot_state, turn_word, Request};
+
+    proptest::proptest! {
+        /// A forward entry's words give back the request the device wrote (any op
+        /// below 2^31: every one is), and none of them is zero, the host's mark of
+        /// a word not written yet.
+        #[test]
+        fn a_forward_requests_words_decode_to_it_and_every_word_is_marked(
+            op in 0u32..0x8000_0000, endpoint: u32, len: u32, flags: u32,
+            staging_off: u64, offset: i64,
+        ) {
+            let r = Request { op, endpoint, len, flags, staging_off, offset };
+            let w = forward_words::encode(&r);
+            proptest::prop_assert!(w.iter().all(|&x| x & forward_words::SET != 0));
+            proptest::prop_assert_eq!(forward_words::decode(&w), Some(r));
+        }
+    }
+
+    #[test]
+    fn a_forward_request_with_any_word_unwritten_is_not_read() {
+        let w = forward_words::encode(&Request {
+            op: op::PREAD,
+            len: 8,
+            ..Request::default()
+        });
+        for k in 0..forward_words::COUNT {
+            let mut partial = w;
+            partial[k] = 0;
+            assert_eq!(forward_words::decode(&partial), None, "word {k} missing");
+        }
+    }
 
     /// What `gpuio/api.h` relies on when it takes, frees and hands on a slot with
     /// one atomic operation on its turn's word.

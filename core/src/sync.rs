@@ -3,6 +3,11 @@
 //! the forwarder runs, interleaving by interleaving.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+// The fences of the device's side, which the tests and models play.
+#[cfg(all(test, loom))]
+pub(crate) use loom::sync::atomic::fence;
+#[cfg(all(test, not(loom)))]
+pub(crate) use std::sync::atomic::fence;

@@ -1139,7 +1139,8 @@ GPUIO_KERNEL(gpuio_k_hostile_stamps)(const gpuio_channel *ch, gpuio_u64 *p) {
     for (gpuio_u32 i = 0; i < slots; i++) {
       gpuio_forward_entry *e = gpuio_forward_entry_at(ch, i);
       const gpuio_u64 s = gpuio_ld_acquire_64(&e->stamp);
-      if ((s & 3u) == GPUIO_STAMP_READY && gpuio_ld_relaxed_32(&e->req.op) == GPUIO_OP_READ) {
+      const gpuio_u64 w0 = gpuio_ld_relaxed_64(&e->words[0]);
+      if ((s & 3u) == GPUIO_STAMP_READY && (w0 & GPUIO_FORWARD_WORD_SET) && (w0 >> 1 & 0x7fffffffu) == GPUIO_OP_READ) {
         k = i;
         pos = s >> GPUIO_STAMP_SHIFT;
       }
@@ -1157,7 +1158,10 @@ GPUIO_KERNEL(gpuio_k_hostile_stamps)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u32 a = (gpuio_u32)(k + 1u) % slots, b = (gpuio_u32)(k + 2u) % slots, c = (gpuio_u32)(k + 3u) % slots;
   gpuio_st_release_64(&gpuio_forward_entry_at(ch, a)->stamp, gpuio_forward_stamp(a + 1u, GPUIO_STAMP_READY));
   gpuio_forward_entry *ahead = gpuio_forward_entry_at(ch, b);
-  gpuio_st_relaxed_32(&ahead->req.op, GPUIO_OP_NOP);
+  const gpuio_request nop = {GPUIO_OP_NOP, 0, 0, 0, 0, 0};
+  gpuio_u64 w[GPUIO_FORWARD_WORDS];
+  gpuio_forward_encode(&nop, w);
+  for (gpuio_u32 j = 0; j < GPUIO_FORWARD_WORDS; ++j) gpuio_st_relaxed_64(&ahead->words[j], w[j]);
   gpuio_st_release_64(&ahead->stamp, gpuio_forward_stamp(b + 1000ull * slots, GPUIO_STAMP_READY));
   gpuio_st_release_64(&gpuio_forward_entry_at(ch, c)->stamp, gpuio_forward_stamp(c + 5u, GPUIO_STAMP_DONE));
   const gpuio_u64 rest = gpuio_now_ns() + 50000000ull;

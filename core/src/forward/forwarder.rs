@@ -526,25 +526,7 @@ impl Forwarder {
             }
             let i = first + (self.cursor + k) % n;
             let Some(pos) = self.untaken(i) else { continue };
-            match self.classify(i, pos) {
-                Stamp::Request => {}
-                Stamp::Behind => {
-                    self.behind += 1;
-                    let last = self.taken[i];
-                    self.control.violated(|| {
-                        format!(
-                            "protocol violation: a request for position {pos} came to forward \
-                             entry {i} after position {} had (served)",
-                            last.unwrap_or_default()
-                        )
-                    });
-                    tracing::warn!(
-                        entry = i,
-                        pos,
-                        last = ?self.taken[i],
-                        "forward request for a position below one taken from its entry"
-                    );
-                }
+            let req = match self.classify(i, pos) {
                 Stamp::Bad(why) => {
                     // Counted once per stamp: it stays in place until the device
                     // (or, for an unanswered entry, the host's answer) overwrites it.
@@ -576,8 +558,33 @@ impl Forwarder {
                     }
                     continue;
                 }
-            }
-            let req = self.queue.entry_at(i).request();
+                kind => {
+                    // Taken once all its words are there (they cross PCIe in any
+                    // order where READY was stamped without a release: abi.rs,
+                    // `forward_words`); until then it stays READY for the next pass.
+                    let Some(req) = self.queue.entry_at(i).request() else {
+                        continue;
+                    };
+                    if kind == Stamp::Behind {
+                        self.behind += 1;
+                        let last = self.taken[i];
+                        self.control.violated(|| {
+                            format!(
+                                "protocol violation: a request for position {pos} came to forward \
+                                 entry {i} after position {} had (served)",
+                                last.unwrap_or_default()
+                            )
+                        });
+                        tracing::warn!(
+                            entry = i,
+                            pos,
+                            last = ?self.taken[i],
+                            "forward request for a position below one taken from its entry"
+                        );
+                    }
+                    req
+                }
+            };
             self.taken[i] = Some(pos);
             self.open[i] = true;
             taken += 1;

@@ -11,7 +11,7 @@ use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 
 use crate::abi::{self, op, stamp};
-use crate::sync::{AtomicU32, AtomicU64};
+use crate::sync::AtomicU64;
 use crate::turns_model::Turns;
 
 use super::queue::{classify, stamp_of, untaken, Entry, Stamp, Words};
@@ -20,7 +20,6 @@ use super::queue::{classify, stamp_of, untaken, Entry, Stamp, Words};
 struct Queue {
     /// The bytes of `ForwardEntry[slots]`, as the words `queue::Words` reads.
     u64s: Vec<AtomicU64>,
-    u32s: Vec<AtomicU32>,
     slots: usize,
     staging: Vec<UnsafeCell<u64>>,
     turns: Turns,
@@ -31,7 +30,6 @@ impl Queue {
         let bytes = slots * std::mem::size_of::<abi::ForwardEntry>();
         let q = Arc::new(Self {
             u64s: (0..bytes / 8).map(|_| AtomicU64::new(0)).collect(),
-            u32s: (0..bytes / 4).map(|_| AtomicU32::new(0)).collect(),
             slots,
             staging: (0..slots).map(|_| UnsafeCell::new(0)).collect(),
             turns: Turns::new(slots),
@@ -48,7 +46,7 @@ impl Queue {
     }
 
     fn entry_at(&self, i: usize) -> Entry<'_> {
-        Entry::nth(Words::new(&self.u64s, &self.u32s), i)
+        Entry::nth(Words::new(&self.u64s), i)
     }
 
     fn entry(&self, pos: u64) -> Entry<'_> {
@@ -62,7 +60,8 @@ impl Queue {
     }
 
     /// `gpuio_forward_acquire`, then the caller's bytes into the slot's staging chunk
-    /// and `gpuio_forward_submit`: the request by plain stores, then READY (release).
+    /// and `gpuio_forward_submit`: a release fence, the request's words and READY,
+    /// relaxed (`Entry::publish`).
     fn submit(&self, value: u64) -> u64 {
         let pos = self.turns.acquire(|i, holder| self.reclaim(i, holder));
         self.staging[(pos % self.slots()) as usize].with_mut(|p| {
@@ -70,14 +69,32 @@ impl Queue {
             // checks that nobody else touches the chunk meanwhile.
             unsafe { *p = value }
         });
-        let e = self.entry(pos);
-        e.set_request(&abi::Request {
-            op: op::PREAD,
-            len: 8,
-            staging_off: pos % self.slots(),
-            ..Default::default()
-        });
-        e.set_stamp(stamp_of(pos, stamp::READY));
+        self.entry(pos).publish(
+            pos,
+            &abi::Request {
+                op: op::PREAD,
+                len: 8,
+                staging_off: pos % self.slots(),
+                offset: pos as i64,
+                ..Default::default()
+            },
+        );
+        pos
+    }
+
+    /// `gpuio_forward_acquire`, then `gpuio_forward_submit` of a NOP: its words and
+    /// READY, relaxed, with no fence (`offset` names the position, so that the host
+    /// can tell whose words it took).
+    fn submit_nop(&self) -> u64 {
+        let pos = self.turns.acquire(|i, holder| self.reclaim(i, holder));
+        self.entry(pos).publish(
+            pos,
+            &abi::Request {
+                op: op::NOP,
+                offset: pos as i64,
+                ..Default::default()
+            },
+        );
         pos
     }
 
@@ -117,14 +134,21 @@ impl Queue {
                     Stamp::Request,
                     "a READY stamp out of turn"
                 );
-                let req = e.request();
-                assert_eq!(
-                    req.staging_off,
-                    pos % self.slots(),
-                    "request fields published with READY"
-                );
+                // Taken once every word is there (the forwarder's `take_ready`).
+                let Some(req) = e.request() else {
+                    continue;
+                };
+                assert_eq!(req.offset, pos as i64, "the words of READY's own request");
                 taken[i] = Some(pos);
                 open[i] = true;
+                if req.op == op::NOP {
+                    // Answered without touching the chunk, as the forwarder does.
+                    e.answer(pos, 0);
+                    open[i] = false;
+                    answered += 1;
+                    continue;
+                }
+                assert_eq!(req.staging_off, pos % self.slots(), "the request's chunk");
                 let chunk = &self.staging[req.staging_off as usize];
                 // SAFETY: READY was acquired: the device handed the chunk over and
                 // touches it again only after DONE (or after reclaiming it, which waits
@@ -166,6 +190,26 @@ fn a_request_is_answered_in_place_and_its_slot_reused_for_the_next_lap() {
                     q.turns.release(pos);
                     assert_eq!(result, v as i64, "the answer to its own request");
                     assert_eq!(filled, v + 1000, "the bytes the host read in");
+                }
+            })
+        };
+        q.serve(2);
+        device.join().unwrap();
+    });
+}
+
+#[test]
+fn a_nop_is_taken_only_with_all_its_words_though_nothing_orders_them() {
+    model(|| {
+        let q = Queue::new(1);
+        let device = {
+            let q = q.clone();
+            loom::thread::spawn(move || {
+                for _ in 0..2 {
+                    let pos = q.submit_nop();
+                    let (result, _) = q.wait(pos);
+                    q.turns.release(pos);
+                    assert_eq!(result, 0, "a NOP's answer");
                 }
             })
         };

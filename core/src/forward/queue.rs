@@ -6,9 +6,9 @@
 use std::mem::size_of;
 use std::sync::Arc;
 
-use crate::abi::{self, stamp};
+use crate::abi::{self, forward_words, stamp};
 use crate::memory::SharedMemory;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crate::transport::TransportError;
 
 /// `stamp` for position `pos` in state `state` (`stamp::{FREE, READY, DONE}`).
@@ -67,28 +67,21 @@ pub(crate) fn classify(i: usize, slots: usize, pos: u64, last: Option<u64>, open
     }
 }
 
-/// Memory as atomics by byte offset, each field at its own width: the `u64` at `off`
-/// is `u64s[off / 8]`, the `u32` at `off` is `u32s[off / 4]`. Over shared memory
-/// ([`QueueView`]) both slices cover the same bytes, and no byte is ever accessed
-/// at two widths: every access goes through [`Entry`], which gives each field of
-/// `abi::ForwardEntry` the width abi.rs declares. Under loom the slices are the
-/// model's own atomics, so the models run the very accessors the forwarder runs.
+/// Memory as 8-byte atomics by byte offset: the `u64` at `off` is `u64s[off / 8]`.
+/// Over shared memory ([`QueueView`]) the slice covers the entries' bytes, every field
+/// of `abi::ForwardEntry` a `u64`, reached through [`Entry`]. Under loom the slice
+/// is the model's own atomics, so the models run the very accessors the forwarder
+/// runs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Words<'a> {
     u64s: &'a [AtomicU64],
-    u32s: &'a [AtomicU32],
 }
 
 impl<'a> Words<'a> {
     /// The words of `u64s.len() * 8` bytes: a loom model's own atomics.
     #[cfg(all(test, loom))]
-    pub fn new(u64s: &'a [AtomicU64], u32s: &'a [AtomicU32]) -> Self {
-        assert_eq!(
-            u64s.len() * 2,
-            u32s.len(),
-            "both widths cover the same bytes"
-        );
-        Self { u64s, u32s }
+    pub fn new(u64s: &'a [AtomicU64]) -> Self {
+        Self { u64s }
     }
 
     /// The `len` bytes at `ptr` as words.
@@ -97,18 +90,16 @@ impl<'a> Words<'a> {
     ///
     /// 1. `ptr` is aligned to 8 and `len` bytes from it are one live allocation, for `'a`.
     /// 2. For `'a`, nobody accesses those bytes other than atomically (the device's
-    ///    plain stores are ordered by the stamp protocol, as the header says), and
-    ///    no Rust reference other than atomics' points into them.
+    ///    stores are 8-byte atomics, ordered by the stamp protocol, as the header
+    ///    says), and no Rust reference other than atomics' points into them.
     #[cfg(not(loom))]
     pub unsafe fn over(ptr: *mut u8, len: usize) -> Self {
-        // SAFETY: caller's 1: aligned, in bounds and live for `'a` (`len / 8` and
-        // `len / 4` words stay inside `len` bytes); caller's 2: atomics are the only
-        // access. AtomicU64 and AtomicU32 have the layout of u64 and u32, and any
-        // bytes are valid for them.
+        // SAFETY: caller's 1: aligned, in bounds and live for `'a` (`len / 8` words
+        // stay inside `len` bytes); caller's 2: atomics are the only access.
+        // AtomicU64 has the layout of u64, and any bytes are valid for it.
         unsafe {
             Self {
                 u64s: std::slice::from_raw_parts(ptr.cast::<AtomicU64>(), len / 8),
-                u32s: std::slice::from_raw_parts(ptr.cast::<AtomicU32>(), len / 4),
             }
         }
     }
@@ -117,41 +108,30 @@ impl<'a> Words<'a> {
         debug_assert!(off.is_multiple_of(8), "u64 at {off}");
         &self.u64s[off / 8]
     }
-
-    fn u32_at(&self, off: usize) -> &'a AtomicU32 {
-        debug_assert!(off.is_multiple_of(4), "u32 at {off}");
-        &self.u32s[off / 4]
-    }
 }
 
 /// Where each field of `abi::ForwardEntry` lies, from abi.rs's own definition.
 mod at {
     use std::mem::offset_of;
 
-    use crate::abi::{ForwardEntry, Request};
+    use crate::abi::ForwardEntry;
 
-    const REQ: usize = offset_of!(ForwardEntry, req);
     pub const STAMP: usize = offset_of!(ForwardEntry, stamp);
-    pub const OP: usize = REQ + offset_of!(Request, op);
-    pub const ENDPOINT: usize = REQ + offset_of!(Request, endpoint);
-    pub const LEN: usize = REQ + offset_of!(Request, len);
-    pub const FLAGS: usize = REQ + offset_of!(Request, flags);
-    pub const STAGING_OFF: usize = REQ + offset_of!(Request, staging_off);
-    pub const OFFSET: usize = REQ + offset_of!(Request, offset);
+    pub const WORDS: usize = offset_of!(ForwardEntry, words);
 
     // The width each field is accessed at, as abi.rs types it: a field whose type
     // changes there fails to compile here.
-    const _: fn(&ForwardEntry) -> [&u64; 2] = |e| [&e.stamp, &e.req.staging_off];
-    const _: fn(&ForwardEntry) -> [&u32; 4] =
-        |e| [&e.req.op, &e.req.endpoint, &e.req.len, &e.req.flags];
-    const _: fn(&ForwardEntry) -> [&i64; 1] = |e| [&e.req.offset];
+    const _: fn(&ForwardEntry) -> (&u64, &[u64; crate::abi::forward_words::COUNT]) =
+        |e| (&e.stamp, &e.words);
 }
 
 /// One `abi::ForwardEntry` in [`Words`]: each field read or written as an atomic
 /// at its offset in abi.rs's definition (`at`). The orderings are the protocol's
-/// (abi.rs module doc): the device writes the request with plain stores and
-/// releases READY; the host acquires the stamp, reads the request and releases the
-/// answer (DONE with the result in the same word).
+/// (abi.rs module doc): the device writes the request's words (relaxed, each marked
+/// [`abi::forward_words::SET`], after a release fence unless it is a NOP) and stamps
+/// READY (relaxed); the host acquires the stamp, takes the request once every word
+/// is there, and answers: zeroes the words, then releases the answer (DONE with the
+/// result in the same word).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry<'a> {
     words: Words<'a>,
@@ -172,11 +152,13 @@ impl<'a> Entry<'a> {
         self.words.u64_at(self.base + field)
     }
 
-    fn u32(&self, field: usize) -> &'a AtomicU32 {
-        self.words.u32_at(self.base + field)
+    fn word(&self, k: usize) -> &'a AtomicU64 {
+        self.u64(at::WORDS + 8 * k)
     }
 
-    /// The stamp, acquired: after READY this makes the request fields readable.
+    /// The stamp, acquired: READY, with the device's fence before it, makes what the
+    /// device did to the request's staging chunk visible; the words are read for
+    /// their marks.
     pub fn stamp(&self) -> u64 {
         self.u64(at::STAMP).load(Ordering::Acquire)
     }
@@ -187,34 +169,48 @@ impl<'a> Entry<'a> {
         self.u64(at::STAMP).store(stamp, Ordering::Release);
     }
 
-    /// The request fields (call after acquiring READY).
-    pub fn request(&self) -> abi::Request {
-        abi::Request {
-            op: self.u32(at::OP).load(Ordering::Relaxed),
-            endpoint: self.u32(at::ENDPOINT).load(Ordering::Relaxed),
-            len: self.u32(at::LEN).load(Ordering::Relaxed),
-            flags: self.u32(at::FLAGS).load(Ordering::Relaxed),
-            staging_off: self.u64(at::STAGING_OFF).load(Ordering::Relaxed),
-            offset: self.u64(at::OFFSET).load(Ordering::Relaxed) as i64,
+    /// The request, once every one of its words is there (call after reading READY);
+    /// `None` while some are still on their way across PCIe.
+    pub fn request(&self) -> Option<abi::Request> {
+        let w: [u64; forward_words::COUNT] =
+            std::array::from_fn(|k| self.word(k).load(Ordering::Relaxed));
+        forward_words::decode(&w)
+    }
+
+    /// Writes the request's words (relaxed; used by host-side tests).
+    #[cfg(test)]
+    pub fn set_request(&self, r: &abi::Request) {
+        for (k, w) in forward_words::encode(r).into_iter().enumerate() {
+            self.word(k).store(w, Ordering::Relaxed);
         }
     }
 
-    /// Writes the request fields (what the device does; used by host-side tests).
-    #[cfg(test)]
-    pub fn set_request(&self, r: &abi::Request) {
-        self.u32(at::OP).store(r.op, Ordering::Relaxed);
-        self.u32(at::ENDPOINT).store(r.endpoint, Ordering::Relaxed);
-        self.u32(at::LEN).store(r.len, Ordering::Relaxed);
-        self.u32(at::FLAGS).store(r.flags, Ordering::Relaxed);
-        self.u64(at::STAGING_OFF)
-            .store(r.staging_off, Ordering::Relaxed);
-        self.u64(at::OFFSET)
-            .store(r.offset as u64, Ordering::Relaxed);
+    /// Word `k` of the request (tests that play a device whose words are late).
+    #[cfg(all(test, not(loom)))]
+    pub fn word_for_tests(&self, k: usize) -> &'a AtomicU64 {
+        self.word(k)
     }
 
-    /// Answers position `pos`: the stamp becomes the answer, result and all
-    /// ([`stamp::answer`]), released.
+    /// Hands request `r` over for position `pos` as `gpuio_forward_submit` does: a
+    /// release fence unless it is a NOP, the words, then READY, all relaxed (for the
+    /// tests and the loom models playing the device).
+    #[cfg(test)]
+    pub fn publish(&self, pos: u64, r: &abi::Request) {
+        if r.op != abi::op::NOP {
+            crate::sync::fence(Ordering::Release);
+        }
+        self.set_request(r);
+        self.u64(at::STAMP)
+            .store(stamp_of(pos, stamp::READY), Ordering::Relaxed);
+    }
+
+    /// Answers position `pos`: the request's words zeroed (so that the next
+    /// request's show as they arrive), then the stamp becomes the answer, result and
+    /// all ([`stamp::answer`]), released.
     pub fn answer(&self, pos: u64, result: i32) {
+        for k in 0..forward_words::COUNT {
+            self.word(k).store(0, Ordering::Relaxed);
+        }
         self.set_stamp(stamp::answer(pos, result));
     }
 

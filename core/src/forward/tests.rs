@@ -53,9 +53,7 @@ impl FakeDevice {
 
     fn publish(&self, pos: u64, req: abi::Request) {
         assert!(self.is_free_for(pos), "entry for {pos} is not free");
-        let e = self.entry(pos);
-        e.set_request(&req);
-        e.set_stamp(stamp_of(pos, stamp::READY));
+        self.entry(pos).publish(pos, &req);
     }
 
     fn done(&self, pos: u64) -> Option<i64> {
@@ -148,6 +146,41 @@ fn pwrite_and_pread_move_staging_bytes_and_positions_wrap_around_the_queue() {
     assert!(report.is_clean(), "{report}");
     assert_eq!(report.counters.submitted, 14);
     assert_eq!(report.counters.completed, 14);
+}
+
+#[test]
+fn a_ready_request_is_taken_only_once_every_word_is_there_and_its_answer_clears_them() {
+    let file = tempfile::tempfile().unwrap();
+    let ch = open(
+        &ForwardBuilder::default(),
+        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+    );
+    let dev = FakeDevice::new(&ch);
+    dev.staging_write(0, b"late");
+    // READY with one word still on its way (never written yet): the words of a
+    // request cross PCIe in any order, and READY is not ordered after them.
+    let r = req(op::PWRITE, 0, 4, 0, 7);
+    let e = dev.entry(0);
+    e.set_request(&r);
+    e.set_stamp(stamp_of(0, stamp::READY));
+    let late = e.word_for_tests(6);
+    late.store(0, std::sync::atomic::Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(dev.done(0), None, "taken with a word missing");
+    assert_eq!(
+        file.metadata().unwrap().len(),
+        0,
+        "written with a word missing"
+    );
+    late.store(
+        abi::forward_words::encode(&r)[6],
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    assert_eq!(dev.wait(0), 4);
+    assert_eq!(e.request(), None, "the answer left the words zeroed");
+    let mut buf = [0u8; 4];
+    file.read_exact_at(&mut buf, 7).unwrap();
+    assert_eq!(&buf, b"late");
 }
 
 #[test]

@@ -43,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 12u
+#define GPUIO_ABI_VERSION 13u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -161,9 +161,16 @@ typedef struct gpuio_request {
   gpuio_i64 offset;
 } gpuio_request;
 
+/* A forward request's words (abi.rs, forward_words): bit 0 of each is
+ * GPUIO_FORWARD_WORD_SET, its high half one 32-bit field or half of a 64-bit one;
+ * words[0] holds op (31 bits) in bits 1..32 and flags on top (gpuio_forward_encode).
+ * The host zeroes them when it answers, so it takes a request once every word it
+ * reads is SET, in whatever order they crossed PCIe. */
+#define GPUIO_FORWARD_WORDS 7u
+#define GPUIO_FORWARD_WORD_SET 1ull
 typedef struct alignas(64) gpuio_forward_entry {
   gpuio_u64 stamp; /* pos << 2 | GPUIO_STAMP_FREE / READY, or the answer (GPUIO_ANSWER_*) */
-  gpuio_request req;
+  gpuio_u64 words[GPUIO_FORWARD_WORDS]; /* the request (gpuio/forward.h, gpuio_forward_encode) */
 } gpuio_forward_entry;
 
 typedef struct gpuio_mailbox {
