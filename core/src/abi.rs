@@ -468,9 +468,10 @@ pub struct ForwardEntry {
 ///
 /// Why: the device stamps READY relaxed, so that the stamp need not wait for the
 /// words to cross PCIe first (a release of READY after the words did, ~0.5 us of
-/// every round trip: H100, run 199, 2026-12-07); the host takes the request once
-/// every word is there. What a request's staging chunk holds is ordered by a release
-/// fence the device makes before the words (a NOP has no chunk, and no fence).
+/// every round trip: H100, runs 199-200, 2026-12-07); the host takes the request
+/// once every word is there. What a request's staging chunk holds is ordered by a
+/// release fence the device makes before the words; a NOP has no chunk and no
+/// fence, which is where the time is saved (`gpuio/forward.h` has the figures).
 pub mod forward_words {
     use super::Request;
 

@@ -134,12 +134,14 @@ GPUIO_FN void gpuio_forward_encode(const gpuio_request *r, gpuio_u64 w[GPUIO_FOR
  * order they crossed PCIe. A request that touches the staging chunk (the bytes a
  * write staged, or the chunk a read fills, which the slot's last holder read) is
  * first fenced (release, system scope): with the READY that the host acquires, that
- * orders every access before it - and the fence comes before the words, so it waits
- * for nothing of this request's to cross PCIe. A NOP touches nothing, so it needs no
- * fence. (A release of READY after the words waited for them to cross PCIe before
- * the stamp could follow: on an H100, run 199, 2026-12-07, one thread's forward NOPs
- * step by step, the submit took 640-724 ns with it and 160 without, and the whole
- * round trip ~525 ns less.) */
+ * orders every access before it. A NOP touches nothing, so it needs no fence, and
+ * that is where this pays: a release of READY after the words waited for them to
+ * cross PCIe before the stamp could follow. Measured on an H100, 2026-12-07, one
+ * thread's forward NOPs step by step: the submit 640-724 ns with that release and
+ * 160-193 without any (runs 199-200), the round trip 0.5-0.7 us shorter; `gpuio
+ * bench`'s NOP p50 3.52 against 4.29 us (run 200). The fence before the words costs
+ * a request that is not a NOP as much as the release did, or more (816 ns against
+ * 677 in run 200: a system-scope fence waits its time whatever is pending). */
 GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   (void)ch;
   gpuio_forward_entry *e = (gpuio_forward_entry *)s->shared;
