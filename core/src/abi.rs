@@ -37,8 +37,8 @@
 //! * **Forward.** A request takes position `pos` (device fetch-add) and slot
 //!   `pos % slots`, whose device-local [`ForwardSlot`] says whose turn it is and who
 //!   holds it; once it holds the slot it writes entry `pos % slots` and stamps
-//!   `stamp = pos·4 + READY` (relaxed, after a release fence unless it is a NOP; the
-//!   request's words are marked written: [`forward_words`]); the host forwarder takes READY entries whose words are all there, in any order,
+//!   `stamp = pos·4 + READY` (released, but relaxed for a NOP; the request's words
+//!   are marked written: [`forward_words`]); the host forwarder takes READY entries whose words are all there, in any order,
 //!   validates, submits to its own io_uring, zeroes the words and releases the
 //!   answer as the stamp itself, [`stamp::answer`]`(pos, result)` (DONE, the result
 //!   and the position's low 30 bits in one word); the device acquires that word, the
@@ -49,8 +49,7 @@
 //!   executes, and release-stores `host_out` = its flip with the result above it
 //!   ([`mailbox_answer`]); the device acquires that word, result and all.
 //!
-//! Every publish is a release at system scope (a release store, or for forward's
-//! requests a release fence before the words and stamp; none for a NOP:
+//! Every publish is a release store at system scope (but a forward NOP's:
 //! [`forward_words`]) and every observe an acquire load
 //! at system scope (`st.release.sys` / `ld.acquire.sys` on CUDA, `__hip_atomic_*` with
 //! system scope on HIP, `__atomic_*` on the host).
@@ -466,12 +465,11 @@ pub struct ForwardEntry {
 /// with SET was written for the request the entry's READY stamp names: the device
 /// writes the next request only after it acquired that answer.
 ///
-/// Why: the device stamps READY relaxed, so that the stamp need not wait for the
-/// words to cross PCIe first (a release of READY after the words did, ~0.5 us of
-/// every round trip: H100, runs 199-200, 2026-12-07); the host takes the request
-/// once every word is there. What a request's staging chunk holds is ordered by a
-/// release fence the device makes before the words; a NOP has no chunk and no
-/// fence, which is where the time is saved (`gpuio/forward.h` has the figures).
+/// Why: a NOP, which touches no staging chunk, is stamped READY relaxed, so that the
+/// stamp need not wait for the words to cross PCIe first (a release of READY after
+/// the words did, ~0.5 us of every round trip: H100, runs 199-200, 2026-12-07); the
+/// host takes a request once every word is there. Every other request's READY is
+/// released, which orders what its chunk holds (`gpuio/forward.h` has the figures).
 pub mod forward_words {
     use super::Request;
 

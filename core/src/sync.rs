@@ -6,8 +6,3 @@
 pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
-// The fences of the device's side, which the tests and models play.
-#[cfg(all(test, loom))]
-pub(crate) use loom::sync::atomic::fence;
-#[cfg(all(test, not(loom)))]
-pub(crate) use std::sync::atomic::fence;

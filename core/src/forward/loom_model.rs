@@ -60,8 +60,8 @@ impl Queue {
     }
 
     /// `gpuio_forward_acquire`, then the caller's bytes into the slot's staging chunk
-    /// and `gpuio_forward_submit`: a release fence, the request's words and READY,
-    /// relaxed (`Entry::publish`).
+    /// and `gpuio_forward_submit`: the request's words (relaxed), then READY,
+    /// released (`Entry::publish`).
     fn submit(&self, value: u64) -> u64 {
         let pos = self.turns.acquire(|i, holder| self.reclaim(i, holder));
         self.staging[(pos % self.slots()) as usize].with_mut(|p| {
@@ -83,8 +83,8 @@ impl Queue {
     }
 
     /// `gpuio_forward_acquire`, then `gpuio_forward_submit` of a NOP: its words and
-    /// READY, relaxed, with no fence (`offset` names the position, so that the host
-    /// can tell whose words it took).
+    /// READY, all relaxed (`offset` names the position, so that the host can tell
+    /// whose words it took).
     fn submit_nop(&self) -> u64 {
         let pos = self.turns.acquire(|i, holder| self.reclaim(i, holder));
         self.entry(pos).publish(

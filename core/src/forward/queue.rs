@@ -128,10 +128,10 @@ mod at {
 /// One `abi::ForwardEntry` in [`Words`]: each field read or written as an atomic
 /// at its offset in abi.rs's definition (`at`). The orderings are the protocol's
 /// (abi.rs module doc): the device writes the request's words (relaxed, each marked
-/// [`abi::forward_words::SET`], after a release fence unless it is a NOP) and stamps
-/// READY (relaxed); the host acquires the stamp, takes the request once every word
-/// is there, and answers: zeroes the words, then releases the answer (DONE with the
-/// result in the same word).
+/// [`abi::forward_words::SET`]) and stamps READY (released, relaxed for a NOP); the
+/// host acquires the stamp, takes the request once every word is there, and answers:
+/// zeroes the words, then releases the answer (DONE with the result in the same
+/// word).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry<'a> {
     words: Words<'a>,
@@ -156,9 +156,8 @@ impl<'a> Entry<'a> {
         self.u64(at::WORDS + 8 * k)
     }
 
-    /// The stamp, acquired: READY, with the device's fence before it, makes what the
-    /// device did to the request's staging chunk visible; the words are read for
-    /// their marks.
+    /// The stamp, acquired: a released READY makes what the device did to the
+    /// request's staging chunk visible; the words are read for their marks.
     pub fn stamp(&self) -> u64 {
         self.u64(at::STAMP).load(Ordering::Acquire)
     }
@@ -191,17 +190,19 @@ impl<'a> Entry<'a> {
         self.word(k)
     }
 
-    /// Hands request `r` over for position `pos` as `gpuio_forward_submit` does: a
-    /// release fence unless it is a NOP, the words, then READY, all relaxed (for the
-    /// tests and the loom models playing the device).
+    /// Hands request `r` over for position `pos` as `gpuio_forward_submit` does: the
+    /// words (relaxed), then READY, released - relaxed for a NOP (for the tests and
+    /// the loom models playing the device).
     #[cfg(test)]
     pub fn publish(&self, pos: u64, r: &abi::Request) {
-        if r.op != abi::op::NOP {
-            crate::sync::fence(Ordering::Release);
-        }
         self.set_request(r);
+        let order = if r.op == abi::op::NOP {
+            Ordering::Relaxed
+        } else {
+            Ordering::Release
+        };
         self.u64(at::STAMP)
-            .store(stamp_of(pos, stamp::READY), Ordering::Relaxed);
+            .store(stamp_of(pos, stamp::READY), order);
     }
 
     /// Answers position `pos`: the request's words zeroed (so that the next

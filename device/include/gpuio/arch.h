@@ -21,9 +21,6 @@
  *   gpuio_ld_relaxed_{32,64}     system-scope relaxed load (volatile read)
  *   gpuio_st_relaxed_{32,64}     system-scope relaxed store
  *   gpuio_fence_sc()             sequentially consistent fence, system scope
- *   gpuio_fence_release()        release fence, system scope: with a later relaxed store
- *                                that the other side acquires, a release of everything
- *                                before the fence
  *   gpuio_ld_acquire_dev_{32,64}, gpuio_st_release_dev_{32,64}, gpuio_fence_dev(),
  *   gpuio_fence_sc_dev()
  *                                the same at device scope, for device-local words that
@@ -119,7 +116,6 @@ GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) {
   asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 GPUIO_FN void gpuio_fence_sc(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
-GPUIO_FN void gpuio_fence_release(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 GPUIO_FN gpuio_u32 gpuio_ld_acquire_dev_32(const gpuio_u32 *p) {
   gpuio_u32 v;
   asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -265,7 +261,6 @@ GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __hip_atomic
 GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
 GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
 GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-GPUIO_FN void gpuio_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 GPUIO_FN gpuio_u32 gpuio_ld_acquire_dev_32(const gpuio_u32 *p) {
   return __hip_atomic_load(p, __ATOMIC_ACQUIRE, GPUIO_AGENT);
 }
@@ -397,7 +392,6 @@ GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __atomic_loa
 GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-GPUIO_FN void gpuio_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 /* One scope on the host: the device-scope forms are the same operations. */
 GPUIO_FN gpuio_u32 gpuio_ld_acquire_dev_32(const gpuio_u32 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 GPUIO_FN gpuio_u64 gpuio_ld_acquire_dev_64(const gpuio_u64 *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }

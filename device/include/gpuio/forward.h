@@ -15,8 +15,8 @@
  * Slots are handed out by turns (gpuio/api.h, "turns"): a request holds slot
  * i = pos % slots - its shared entry, its staging chunk and its gpuio_turn - then
  *   3. writes the request into entry i (gpuio_forward_encode's marked words) and
- *      stamps it pos << 2 | READY, relaxed, after a release fence (system scope)
- *      unless it is a NOP (gpuio_forward_submit);
+ *      stamps it pos << 2 | READY with a release (system scope), relaxed if it is a
+ *      NOP (gpuio_forward_submit);
  *   4. waits for the answer to pos (acquire, system scope): the stamp becomes DONE
  *      with the result and pos's low 30 bits in the same word (abi.rs
  *      stamp::answer), so one read across PCIe brings both; at the deadline it
@@ -129,28 +129,28 @@ GPUIO_FN void gpuio_forward_encode(const gpuio_request *r, gpuio_u64 w[GPUIO_FOR
 }
 
 /* Writes the request into the slot's entry and hands it to the host. Each word is
- * one relaxed 8-byte store, which the host reads whole, and READY is stamped
- * relaxed: the host takes the request once it has seen every word SET, in whatever
- * order they crossed PCIe. A request that touches the staging chunk (the bytes a
- * write staged, or the chunk a read fills, which the slot's last holder read) is
- * first fenced (release, system scope): with the READY that the host acquires, that
- * orders every access before it. A NOP touches nothing, so it needs no fence, and
- * that is where this pays: a release of READY after the words waited for them to
- * cross PCIe before the stamp could follow. Measured on an H100, 2026-12-07, one
- * thread's forward NOPs step by step: the submit 640-724 ns with that release and
- * 160-193 without any (runs 199-200), the round trip 0.5-0.7 us shorter; `gpuio
- * bench`'s NOP p50 3.52 against 4.29 us (run 200). The fence before the words costs
- * a request that is not a NOP as much as the release did, or more (816 ns against
- * 677 in run 200: a system-scope fence waits its time whatever is pending). */
+ * one relaxed 8-byte store, which the host reads whole, and the host takes a READY
+ * request once it has seen every word SET, in whatever order they crossed PCIe. A
+ * request that touches the staging chunk (the bytes a write staged, or the chunk a
+ * read fills, which the slot's last holder read) is stamped READY with a release
+ * (system scope), which the host acquires: that orders every access before it. A
+ * NOP touches nothing: its READY is relaxed, and that is where this pays, since the
+ * release waits for the words to cross PCIe before the stamp can follow. Measured
+ * on an H100, 2026-12-07, one thread's forward NOPs step by step: the submit 640-724
+ * ns with the release and 160-193 without (runs 199-200), the round trip 0.5-0.7 us
+ * shorter; `gpuio bench`'s NOP p50 3.52 against 4.29 us (run 200). A release fence
+ * before the words instead, for the other requests, waited 816 ns against the
+ * release's 677 (run 200): a system-scope fence takes its time whatever is pending. */
 GPUIO_FN void gpuio_forward_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
   (void)ch;
   gpuio_forward_entry *e = (gpuio_forward_entry *)s->shared;
   gpuio_u64 w[GPUIO_FORWARD_WORDS];
   gpuio_forward_encode(r, w);
-  if (r->op != GPUIO_OP_NOP) gpuio_fence_release();
   GPUIO_UNROLL
   for (gpuio_u32 k = 0; k < GPUIO_FORWARD_WORDS; ++k) gpuio_st_relaxed_64(&e->words[k], w[k]);
-  gpuio_st_relaxed_64(&e->stamp, gpuio_forward_stamp(s->pos, GPUIO_STAMP_READY));
+  const gpuio_u64 ready = gpuio_forward_stamp(s->pos, GPUIO_STAMP_READY);
+  if (r->op == GPUIO_OP_NOP) gpuio_st_relaxed_64(&e->stamp, ready);
+  else gpuio_st_release_64(&e->stamp, ready);
 }
 
 /* Whether the host answered (no waiting): 1 with *result, else 0. */
