@@ -157,14 +157,15 @@ fn a_ready_request_is_taken_only_once_every_word_is_there_and_its_answer_clears_
     );
     let dev = FakeDevice::new(&ch);
     dev.staging_write(0, b"late");
-    // READY with one word still on its way (never written yet): the words of a
-    // request cross PCIe in any order, and READY is not ordered after them.
+    // READY with one word still on its way: a NOP's words cross PCIe in any order
+    // around its READY. (A write here, so that a request taken too early would show
+    // in the file; the host's rule is the same for every op.)
     let r = req(op::PWRITE, 0, 4, 0, 7);
     let e = dev.entry(0);
     e.set_request(&r);
-    e.set_stamp(stamp_of(0, stamp::READY));
     let late = e.word_for_tests(6);
     late.store(0, std::sync::atomic::Ordering::Relaxed);
+    e.set_stamp(stamp_of(0, stamp::READY));
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(dev.done(0), None, "taken with a word missing");
     assert_eq!(
