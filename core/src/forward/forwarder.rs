@@ -121,6 +121,11 @@ pub(crate) struct Control {
     /// The forwarder threads of rings 1, 2, … (set once they run): ring 0's
     /// forwarder wakes them when the device is busy again, and `stop` wakes them.
     peers: std::sync::OnceLock<Vec<std::thread::Thread>>,
+    /// Whether `peers` is set: released after the set, acquired before the get, so
+    /// that ThreadSanitizer sees the order the `OnceLock` gives (as `violated` for
+    /// `violation`; it once reported ring 0's forwarder waking its peers as a race
+    /// with their naming).
+    peers_named: AtomicBool,
     /// The first stamp that broke the protocol, in words (`close()` counts them all).
     /// Written once, by the first forwarder thread to see one, before `violated` is
     /// released.
@@ -142,6 +147,7 @@ impl Control {
     /// Names the forwarder threads of rings 1, 2, … (once).
     pub fn set_peers(&self, peers: Vec<std::thread::Thread>) {
         let _ = self.peers.set(peers);
+        self.peers_named.store(true, Ordering::Release);
         if self.stopping.load(Ordering::Acquire) {
             self.wake_peers();
         }
@@ -149,6 +155,9 @@ impl Control {
 
     /// Cuts the idle sleep of every forwarder of rings 1, 2, … short.
     fn wake_peers(&self) {
+        if !self.peers_named.load(Ordering::Acquire) {
+            return; // not named yet: the get would find none
+        }
         for t in self.peers.get().into_iter().flatten() {
             t.unpark();
         }
