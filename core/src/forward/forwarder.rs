@@ -575,21 +575,7 @@ impl Forwarder {
                         continue;
                     };
                     if kind == Stamp::Behind {
-                        self.behind += 1;
-                        let last = self.taken[i];
-                        self.control.violated(|| {
-                            format!(
-                                "protocol violation: a request for position {pos} came to forward \
-                                 entry {i} after position {} had (served)",
-                                last.unwrap_or_default()
-                            )
-                        });
-                        tracing::warn!(
-                            entry = i,
-                            pos,
-                            last = ?self.taken[i],
-                            "forward request for a position below one taken from its entry"
-                        );
+                        self.report_behind(i, pos);
                     }
                     req
                 }
@@ -615,6 +601,26 @@ impl Forwarder {
         self.push_pwrites();
         self.push_preads();
         taken
+    }
+
+    /// Counts and reports a request for position `pos` on entry `i` below one
+    /// already taken from it ([`Stamp::Behind`]; it is served).
+    fn report_behind(&mut self, i: usize, pos: u64) {
+        self.behind += 1;
+        let last = self.taken[i];
+        self.control.violated(|| {
+            format!(
+                "protocol violation: a request for position {pos} came to forward entry {i} \
+                 after position {} had (served)",
+                last.unwrap_or_default()
+            )
+        });
+        tracing::warn!(
+            entry = i,
+            pos,
+            last = ?last,
+            "forward request for a position below one taken from its entry"
+        );
     }
 
     /// Makes this pass's pwrites: a run of at most `inline_writes` bytes to a
