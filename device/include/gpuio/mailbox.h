@@ -87,6 +87,7 @@ GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, const gpuio_impl_cal
 
 /* Writes the request into the port and hands the port to the host. */
 GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
+  (void)ch;
   gpuio_mailbox_port *port = (gpuio_mailbox_port *)s->shared;
   port->req = *r;
   /* Only the port's holder writes device_out (and its mirror), so the mirror holds
