@@ -632,8 +632,7 @@ fn a_kernel_that_drops_its_sq_array_index_gets_a_protocol_violation_and_the_chan
 GPUIO_KERNEL(dropped)(const gpuio_channel *ch, gpuio_u64 *p) {
   p[0] = (gpuio_u64)gpuio_nop(ch);
   gpuio_slot s;
-  const gpuio_impl_call c = gpuio_impl_call_read(ch);
-  if (gpuio_direct_acquire(ch, &c, &s, gpuio_impl_deadline(ch)) != 0) return;
+  if (gpuio_direct_acquire(ch, &s, gpuio_impl_deadline(ch)) != 0) return;
   const gpuio_u64 q = gpuio_fetch_add_64(&gpuio_direct_st(ch)->sq_reserve, 1u);
   gpuio_sqe e = {};
   e.opcode = GPUIO_IORING_OP_NOP;

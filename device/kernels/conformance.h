@@ -546,9 +546,7 @@ GPUIO_KERNEL(gpuio_k_route_rings)(const gpuio_channel *ch, gpuio_u64 *p) {
     if (u < p[2]) gpuio_st_relaxed_64(&p[16 + 3 * u], gpuio_warp_id());
     for (gpuio_u32 k = 0; k < 2; k++) {
       gpuio_slot s;
-      gpuio_impl_call c = gpuio_impl_call_read(ch);
-      c.route = routes[k];
-      const int e = gpuio_forward_acquire(ch, &c, &s, gpuio_impl_deadline(ch));
+      const int e = gpuio_forward_acquire(ch, &s, gpuio_impl_deadline(ch), routes[k]);
       if (e) {
         gpuio_conf_fail(&p[5], &p[6], e);
         continue;
@@ -566,9 +564,7 @@ GPUIO_KERNEL(gpuio_k_route_rings)(const gpuio_channel *ch, gpuio_u64 *p) {
     for (gpuio_u32 k = 0; k < 3; k++) {
       gpuio_warp_sync(mask);
       gpuio_slot s;
-      gpuio_impl_call c = gpuio_impl_call_read(ch);
-      c.route = routes[k];
-      const int e = gpuio_forward_acquire(ch, &c, &s, gpuio_impl_deadline(ch));
+      const int e = gpuio_forward_acquire(ch, &s, gpuio_impl_deadline(ch), routes[k]);
       if (e) {
         gpuio_conf_fail(&p[5], &p[6], e);
         continue;

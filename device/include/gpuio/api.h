@@ -153,77 +153,11 @@ GPUIO_FN gpuio_u64 gpuio_impl_deadline_after(gpuio_u64 timeout_ns) { return gpui
 GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_impl_deadline_after(ch->timeout_ns); }
 GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
 
-/* What a call needs of the descriptor, read with its checks (gpuio_impl_check_channel)
- * in one trip to L2: whatever the call reads of the descriptor after that trip is a
- * trip of its own, since the acquire that takes a slot empties L1 (the previous
- * call's did too). So the take and the slot's binding read their words here, not
- * from `ch`. Which of the transport's words mean what:
- *   forward  state: forward.state, turns: forward.slot_state, records: forward.entries,
- *            count: forward.rings, group: forward.write_group
- *   mailbox  turns: mailbox.locks, records: mailbox.ports, count: mailbox.port_count
- *   direct   state: direct.state, turns: direct.slot_state
- * (H100, 2026-12-07: a forward NOP's "take a slot" was 1.09 us, three trips to L2
- * besides its fetch-add and turn load - the transport's words, then the staging
- * chunk's - where a probe that loaded them all with the checks took 0.84 us for
- * checks and take together.) */
-typedef struct gpuio_impl_call {
-  gpuio_u32 transport;
-  gpuio_u32 route; /* forward's ring group for this request (gpuio_impl_route), 0: none */
-  gpuio_u64 timeout_ns;
-  gpuio_u64 staging; /* device address of the staging area: slot i owns chunk i */
-  gpuio_u32 slot_size, slots;
-  gpuio_u64 state, turns, records; /* the transport's words, as above */
-  gpuio_u32 count, group;
-} gpuio_impl_call;
-
-/* The words of a gpuio_impl_call, every transport's, as strong loads the compiler
- * issues here, together and in this order (where a weak load would wait for the
- * test that uses it); then the channel's transport picks its own. Reads the whole
- * descriptor, sizeof(gpuio_channel) bytes. */
-GPUIO_FN gpuio_impl_call gpuio_impl_call_read(const gpuio_channel *ch) {
-  gpuio_impl_call c = {};
-  c.transport = gpuio_ld_relaxed_32(&ch->transport);
-  c.timeout_ns = gpuio_ld_relaxed_64(&ch->timeout_ns);
-  c.staging = gpuio_ld_relaxed_64(&ch->staging);
-  c.slot_size = gpuio_ld_relaxed_32(&ch->slot_size);
-  c.slots = gpuio_ld_relaxed_32(&ch->slots);
-  const gpuio_u64 f_state = gpuio_ld_relaxed_64(&ch->forward.state);
-  const gpuio_u64 f_turns = gpuio_ld_relaxed_64(&ch->forward.slot_state);
-  const gpuio_u64 f_entries = gpuio_ld_relaxed_64(&ch->forward.entries);
-  const gpuio_u32 f_rings = gpuio_ld_relaxed_32(&ch->forward.rings);
-  const gpuio_u32 f_group = gpuio_ld_relaxed_32(&ch->forward.write_group);
-  const gpuio_u64 m_locks = gpuio_ld_relaxed_64(&ch->mailbox.locks);
-  const gpuio_u64 m_ports = gpuio_ld_relaxed_64(&ch->mailbox.ports);
-  const gpuio_u32 m_count = gpuio_ld_relaxed_32(&ch->mailbox.port_count);
-  const gpuio_u64 d_state = gpuio_ld_relaxed_64(&ch->direct.state);
-  const gpuio_u64 d_turns = gpuio_ld_relaxed_64(&ch->direct.slot_state);
-  switch (c.transport) {
-  case GPUIO_TRANSPORT_FORWARD:
-    c.state = f_state;
-    c.turns = f_turns;
-    c.records = f_entries;
-    c.count = f_rings;
-    c.group = f_group;
-    break;
-  case GPUIO_TRANSPORT_MAILBOX:
-    c.turns = m_locks;
-    c.records = m_ports;
-    c.count = m_count;
-    break;
-  case GPUIO_TRANSPORT_DIRECT:
-    c.state = d_state;
-    c.turns = d_turns;
-    break;
-  default: break;
-  }
-  return c;
-}
-
-/* Points a slot at staging chunk `index` of the call's channel. */
-GPUIO_FN void gpuio_impl_slot_bind(const gpuio_impl_call *c, gpuio_slot *s, gpuio_u32 index) {
+/* Points a slot at staging chunk `index`. */
+GPUIO_FN void gpuio_impl_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio_u32 index) {
   s->index = index;
-  s->staging_off = (gpuio_u64)index * c->slot_size;
-  s->staging = gpuio_ptr<char>(c->staging) + s->staging_off;
+  s->staging_off = (gpuio_u64)index * ch->slot_size;
+  s->staging = gpuio_ptr<char>(ch->staging) + s->staging_off;
 }
 
 /* Words a copy loads before it stores any. One side of most copies is the staging
@@ -554,8 +488,8 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_u32
 
 /* Claims a slot through its turn and binds the staging chunk: 0 with s->pos and
  * s->index set, or -ETIMEDOUT / -ESHUTDOWN holding nothing. `tt` says where the
- * slots' turns and the rings' position counters are, `c` where the staging chunks
- * are (slot i owns chunk i); the call starts on ring `ring`.
+ * slots' turns and the rings' position counters are (slot i owns staging chunk i);
+ * the call starts on ring `ring`.
  *
  * Warp-cooperative: the lanes of a warp that call this together take consecutive
  * positions with one fetch-add by their leader, then wait together, each lane for
@@ -565,8 +499,8 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_u32
  * ring's slots has lanes waiting for laps that other lanes of the same call hold;
  * their turns pass on at their deadline. */
 template <typename Reclaim>
-GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_call *c, const gpuio_impl_turns *tt,
-                                     gpuio_u32 ring, gpuio_slot *s, gpuio_u64 deadline, const Reclaim &reclaim) {
+GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_turns *tt, gpuio_u32 ring,
+                                     gpuio_slot *s, gpuio_u64 deadline, const Reclaim &reclaim) {
   const gpuio_u64 mask = gpuio_warp_active();
   const gpuio_u32 leader = gpuio_warp_leader(mask), rank = gpuio_warp_rank(mask);
   gpuio_u64 first = 0;
@@ -601,7 +535,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_c
    * index and lap name for the channel, as for a transport of one ring. */
   const gpuio_u32 index = k.ring * tt->per + gpuio_impl_turn_within(tt, k.pos);
   s->pos = gpuio_impl_turn_lap(tt, k.pos) * ((gpuio_u64)tt->per * tt->rings) + index;
-  gpuio_impl_slot_bind(c, s, index);
+  gpuio_impl_slot_bind(ch, s, index);
   s->turn = gpuio_impl_turn_at(tt->base, tt->stride, index);
   s->shared = nullptr;
   return 0;
@@ -652,6 +586,14 @@ GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
   return 0;
 }
 
+/* What a request needs of the descriptor before it takes a slot, read by
+ * gpuio_impl_check_channel in the same trip as its checks. */
+typedef struct gpuio_impl_call {
+  gpuio_u32 transport;
+  gpuio_u64 timeout_ns;
+  gpuio_u32 route; /* forward's ring group for this request (gpuio_impl_route), 0: none */
+} gpuio_impl_call;
+
 /* The ring group a request asks for (forward: gpuio_forward_route): endpoint + 1
  * for a positioned write longer than GPUIO_FORWARD_ROUTE_MIN, else 0. */
 GPUIO_FN gpuio_u32 gpuio_impl_route(gpuio_u32 op, gpuio_u32 ep, gpuio_u64 len) {
@@ -669,17 +611,16 @@ GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch, gpuio_impl_call *
    * one trip to L2, not one per test or per use (each ~100-240 ns on an H100-class
    * GPU, where the previous call's acquire emptied L1: measured with ncu on an
    * H200, 2026-11-27). Strong loads, which the compiler keeps in this order, ahead
-   * of the tests. Without `call` all lie in the descriptor's first cache line, so a
-   * pointer that is not a descriptor is read no further than that; with it, the
-   * call's words (gpuio_impl_call_read) come in the same trip, and such a pointer is
-   * read as far as a descriptor's size before the magic refuses it. */
+   * of the tests. All lie in the descriptor's first cache line, so a pointer that
+   * is not one is read no further than that. */
   const bool closing = gpuio_impl_closing(ch);
   const gpuio_u32 magic = gpuio_ld_relaxed_32(&ch->magic);
   const gpuio_u32 version = gpuio_ld_relaxed_32(&ch->version);
-  const gpuio_impl_call words = call ? gpuio_impl_call_read(ch) : gpuio_impl_call{};
+  const gpuio_u32 transport = call ? gpuio_ld_relaxed_32(&ch->transport) : 0u;
+  const gpuio_u64 timeout_ns = call ? gpuio_ld_relaxed_64(&ch->timeout_ns) : 0u;
   if (magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
-  if (call) *call = words;
+  if (call) *call = gpuio_impl_call{transport, timeout_ns, 0u};
   return closing ? -GPUIO_ESHUTDOWN : 0;
 }
 
@@ -701,14 +642,14 @@ GPUIO_FN int gpuio_impl_acquire_on(const gpuio_channel *ch, const gpuio_impl_cal
   s->transport = transport;
   s->timeout_ns = c->timeout_ns;
   switch (transport) {
-  case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, c, s, deadline);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, c, s, deadline));
-  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, c, s, deadline));
+  case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, s, deadline);
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, s, deadline, c->route));
+  case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, s, deadline));
   default: return -GPUIO_EPROTO;
   }
 }
 GPUIO_FN int gpuio_impl_acquire(const gpuio_channel *ch, gpuio_slot *s) {
-  const gpuio_impl_call c = gpuio_impl_call_read(ch);
+  const gpuio_impl_call c = {ch->transport, ch->timeout_ns, 0u};
   return gpuio_impl_acquire_on(ch, &c, s);
 }
 

@@ -479,13 +479,12 @@ struct gpuio_direct_reclaim {
 
 /* Claims a slot by turns (warp-cooperative; a stuck slot is passed over) and binds
  * it to its staging chunk: 0, or -ETIMEDOUT / -ESHUTDOWN holding nothing. */
-GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, const gpuio_impl_call *c, gpuio_slot *s,
-                                  gpuio_u64 deadline) {
-  gpuio_direct_state *st = gpuio_ptr<gpuio_direct_state>(c->state);
-  const gpuio_impl_turns tt = {&gpuio_ptr<gpuio_direct_slot>(c->turns)->turn, sizeof(gpuio_direct_slot),
-                               &st->reserve, 0u, c->slots, 1u};
+GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
+  gpuio_direct_state *st = gpuio_direct_st(ch);
+  const gpuio_impl_turns tt = {&gpuio_direct_slot_at(ch, 0)->turn, sizeof(gpuio_direct_slot), &st->reserve, 0u,
+                               ch->slots, 1u};
   const gpuio_direct_reclaim reclaim = {ch};
-  const int e = gpuio_impl_turn_acquire(ch, c, &tt, 0u, s, deadline, reclaim);
+  const int e = gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
   gpuio_direct_count_timeout(ch, e);
   s->flags = 0;
   return e;
@@ -645,8 +644,7 @@ GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe
   if (ch->transport != GPUIO_TRANSPORT_DIRECT) return -GPUIO_EPROTO;
   if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
   gpuio_slot s;
-  const gpuio_impl_call c = gpuio_impl_call_read(ch);
-  int e = gpuio_direct_acquire(ch, &c, &s, gpuio_impl_deadline_after(c.timeout_ns));
+  int e = gpuio_direct_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
   gpuio_direct_submit_sqe(ch, &s, sqe);
   gpuio_i64 res = 0;

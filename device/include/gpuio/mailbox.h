@@ -46,6 +46,10 @@ GPUIO_FN gpuio_mailbox_port *gpuio_mailbox_port_at(const gpuio_channel *ch, gpui
   return gpuio_ptr<gpuio_mailbox_port>(ch->mailbox.ports) + i;
 }
 
+GPUIO_FN gpuio_turn *gpuio_mailbox_turn_at(const gpuio_channel *ch, gpuio_u32 i) {
+  return (gpuio_turn *)(gpuio_ptr<gpuio_u32>(ch->mailbox.locks) + (gpuio_u64)i * GPUIO_MB_LOCK_WORDS);
+}
+
 /* Port i's last `device_out`, mirrored in device-local memory after its gpuio_turn
  * (word GPUIO_MB_SENT_WORD of its entry; zeroed like the port): the flip reads this
  * instead of the shared word, which was a read across PCIe on every request (1.2 us
@@ -54,7 +58,9 @@ GPUIO_FN gpuio_mailbox_port *gpuio_mailbox_port_at(const gpuio_channel *ch, gpui
 #define GPUIO_MB_SENT_WORD 8u
 static_assert(sizeof(gpuio_turn) <= GPUIO_MB_SENT_WORD * sizeof(gpuio_u32), "the mirror is past the turn");
 static_assert(GPUIO_MB_SENT_WORD < GPUIO_MB_LOCK_WORDS, "the mirror is inside the entry");
-GPUIO_FN gpuio_u32 *gpuio_mailbox_sent(gpuio_turn *turn) { return (gpuio_u32 *)turn + GPUIO_MB_SENT_WORD; }
+GPUIO_FN gpuio_u32 *gpuio_mailbox_sent_at(const gpuio_channel *ch, gpuio_u32 i) {
+  return gpuio_ptr<gpuio_u32>(ch->mailbox.locks) + (gpuio_u64)i * GPUIO_MB_LOCK_WORDS + GPUIO_MB_SENT_WORD;
+}
 
 /* The host's flip in its answer word `host_out` (the result rides above it: abi.rs
  * mailbox_answer). */
@@ -72,28 +78,25 @@ struct gpuio_mailbox_reclaim {
 
 /* Takes a port by its turn: 0, -ETIMEDOUT, -ESHUTDOWN (the channel began closing
  * while we waited) or -EPROTO (no ports). */
-GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, const gpuio_impl_call *c, gpuio_slot *s,
-                                   gpuio_u64 deadline) {
-  const gpuio_u32 n = c->count;
-  if (n == 0 || n > c->slots) return -GPUIO_EPROTO;
-  gpuio_u32 *locks = gpuio_ptr<gpuio_u32>(c->turns);
-  const gpuio_impl_turns tt = {(gpuio_turn *)locks, GPUIO_MB_LOCK_WORDS * 4u,
-                               (gpuio_u64 *)(locks + (gpuio_u64)n * GPUIO_MB_LOCK_WORDS), 0u, n, 1u};
+GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline) {
+  const gpuio_u32 n = ch->mailbox.port_count;
+  if (n == 0 || n > ch->slots) return -GPUIO_EPROTO;
+  const gpuio_impl_turns tt = {gpuio_mailbox_turn_at(ch, 0), GPUIO_MB_LOCK_WORDS * 4u,
+                               (gpuio_u64 *)gpuio_mailbox_turn_at(ch, n), 0u, n, 1u};
   const gpuio_mailbox_reclaim reclaim = {ch};
-  const int e = gpuio_impl_turn_acquire(ch, c, &tt, 0u, s, deadline, reclaim);
-  if (!e) s->shared = (char *)(gpuio_ptr<gpuio_mailbox_port>(c->records) + s->index);
+  const int e = gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
+  if (!e) s->shared = (char *)gpuio_mailbox_port_at(ch, s->index);
   return e;
 }
 
 /* Writes the request into the port and hands the port to the host. */
 GPUIO_FN void gpuio_mailbox_submit(const gpuio_channel *ch, gpuio_slot *s, const gpuio_request *r) {
-  (void)ch;
   gpuio_mailbox_port *port = (gpuio_mailbox_port *)s->shared;
   port->req = *r;
   /* Only the port's holder writes device_out (and its mirror), so the mirror holds
    * its own side's last write. The release orders the request (and the staging
    * bytes) first. */
-  gpuio_u32 *sent = gpuio_mailbox_sent(s->turn);
+  gpuio_u32 *sent = gpuio_mailbox_sent_at(ch, s->index);
   const gpuio_u32 flipped = gpuio_ld_relaxed_32(sent) ^ 1u;
   gpuio_st_relaxed_32(sent, flipped);
   s->pos = flipped; /* the turn is no longer needed: pos now names what we sent */
