@@ -694,11 +694,15 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
  * 4.80-4.93 at 500, 4.93-5.02 at 700; forward 4.03-4.26 / 4.16-4.32 / 4.35-4.51 /
  * 4.48-4.67 (run 196 had forward's 200 ns miss in 4 of 15 repeats, 5.15-5.41);
  * whole-device NOPs 30.5-30.6 M/s at 200 and 30.3-30.9 at 500. 350 ns catches
- * mailbox's answers and costs forward ~0.1 us where 200 was enough. Only a
- * synchronous call pauses: an asynchronous one's wait comes when its caller asks,
- * often after the answer. A kernel may define GPUIO_FIRST_POLL_NS before including
- * gpuio.h; emulated threads (the host target) do not pause. AMD GPUs take the same
- * 350 ns, not measured there (none is lent). */
+ * mailbox's answers and costs forward ~0.1 us where 200 was enough. With forward's
+ * NOP submit ~0.6 us shorter (its words and READY relaxed), 350 still beats longer
+ * pauses (run 201, 2026-12-07: forward NOP p50 3.55 / 3.81 / 4.10-4.13 us at 350 /
+ * 600 / 900), though its first read now finds the answer in 32-98 % of a repeat's
+ * calls against 97-99 % at 600: a miss costs a read across PCIe, a longer pause
+ * costs every call. Only a synchronous call pauses: an asynchronous one's wait
+ * comes when its caller asks, often after the answer. A kernel may define
+ * GPUIO_FIRST_POLL_NS before including gpuio.h; emulated threads (the host target)
+ * do not pause. AMD GPUs take the same 350 ns, not measured there (none is lent). */
 #ifndef GPUIO_FIRST_POLL_NS
 #if defined(GPUIO_TARGET_HOST)
 #define GPUIO_FIRST_POLL_NS 0u
