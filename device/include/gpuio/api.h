@@ -696,10 +696,11 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
  * whole-device NOPs 30.5-30.6 M/s at 200 and 30.3-30.9 at 500. 350 ns catches
  * mailbox's answers and costs forward ~0.1 us where 200 was enough. With forward's
  * NOP submit ~0.6 us shorter (its words and READY relaxed), 350 still beats longer
- * pauses (run 201, 2026-12-07: forward NOP p50 3.55 / 3.81 / 4.10-4.13 us at 350 /
- * 600 / 900), though its first read now finds the answer in 32-98 % of a repeat's
- * calls against 97-99 % at 600: a miss costs a read across PCIe, a longer pause
- * costs every call. Only a synchronous call pauses: an asynchronous one's wait
+ * pauses (run 201, 2026-12-07, on a build of this header that read the descriptor
+ * in one batch (084845f, reverted): forward NOP p50 3.55 / 3.81 / 4.10-4.13 us at
+ * 350 / 600 / 900), though its first read now finds the answer in 32-98 % of a
+ * repeat's calls against 97-99 % at 600: a miss costs a read across PCIe, a longer
+ * pause costs every call. Only a synchronous call pauses: an asynchronous one's wait
  * comes when its caller asks, often after the answer. A kernel may define
  * GPUIO_FIRST_POLL_NS before including gpuio.h; emulated threads (the host target)
  * do not pause. AMD GPUs take the same 350 ns, not measured there (none is lent). */
