@@ -38,12 +38,13 @@
 //!   `pos % slots`, whose device-local [`ForwardSlot`] says whose turn it is and who
 //!   holds it; once it holds the slot it writes entry `pos % slots` and stamps
 //!   `stamp = pos·4 + READY` (released, but relaxed for a NOP; the request's words
-//!   are marked written: [`forward_words`]); the host forwarder takes READY entries whose words are all there, in any order,
-//!   validates, submits to its own io_uring, zeroes the words and releases the
-//!   answer as the stamp itself, [`stamp::answer`]`(pos, result)` (DONE, the result
-//!   and the position's low 30 bits in one word); the device acquires that word, the
-//!   result with it, and frees the slot. The host writes only answers (and the
-//!   zeroed words); the device only requests and READY stamps.
+//!   are marked written: [`forward_words`]); the host forwarder takes READY entries
+//!   whose words are all there, in any order, validates, submits to its own
+//!   io_uring, zeroes the words and releases the answer as the stamp itself,
+//!   [`stamp::answer`]`(pos, result)` (DONE, the result and the position's low 30
+//!   bits in one word); the device acquires that word, the result with it, and frees
+//!   the slot. The host writes only answers (and the zeroed words); the device only
+//!   requests and READY stamps.
 //! * **Mailbox.** The device owns a port when `device_out == host_out` (its low 32
 //!   bits): it writes the packet and flips `device_out` (release); the host acquires,
 //!   executes, and release-stores `host_out` = its flip with the result above it
