@@ -202,16 +202,17 @@ GPUIO_FN void gpuio_impl_copy(void *dst, const void *src, gpuio_u64 n) {
 /* ------------------------------------------------------------ turns
  *
  * How forward hands out request slots (gpuio_turn, one per slot, in device-local
- * memory; generic over the transport's reclaim rule: forward, mailbox and direct use it). A request takes a position `pos` from a device-local
- * counter (one fetch-add per warp: the lanes calling together take consecutive
- * positions) and uses slot i = pos % slots - its staging chunk, its entry or SQE and
+ * memory; generic over the transport's reclaim rule: forward, mailbox and direct
+ * use it). A request takes a position `pos` from a device-local counter (one
+ * fetch-add per warp: the lanes calling together take consecutive positions) and
+ * uses slot i = pos % slots - its staging chunk, its entry or SQE and
  * its gpuio_turn - during lap L = pos / slots:
  *   1. wait until turn == L (device-local; sleeping in proportion to the laps ahead);
- *   2. take the slot: (L, FREE) -> (L, IN_FLIGHT), one compare-and-swap of the turn's
- *      word, which holds both (GPUIO_TURN_SHIFT); then holder = L, since = now, and
- *      the turn to L + 1 (an atomic add the thread does not wait for);
- *      or take it over: ABANDONED and the transport says the abandoned request was
- *      answered (forward: its DONE stamp is there);
+ *   2. take the slot: once the turn's word, which holds both (GPUIO_TURN_SHIFT),
+ *      reads (L, FREE) with acquire, holder = L and since = now, then one store of
+ *      (L + 1, IN_FLIGHT) takes the slot and hands the turn on
+ *      (gpuio_impl_turn_take); or take it over: ABANDONED and the transport says
+ *      the abandoned request was answered (forward: its DONE stamp is there);
  *      or pass the turn on (turn = L + 1) without the slot when the slot is stuck -
  *      ABANDONED and unanswered, held for longer than timeout / 4 (a read of a
  *      pipe nobody writes), or held by an asynchronous call (HELD_ASYNC) or by this
