@@ -481,6 +481,25 @@ impl CudaDevice {
                 note(CudaError::new("cuModuleGetFunction", e))
             }
         })?;
+        // A kernel file may bound its blocks below 1024 threads (GPUIO_MAX_BLOCK in
+        // gpuio/arch.h) for more registers a thread: a larger block is this error,
+        // which names the bound, rather than cuLaunchKernel's invalid value.
+        let max_block = func
+            .get_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            )
+            .call("cuFuncGetAttribute")
+            .map_err(note)?;
+        if i64::from(block.max(1)) > i64::from(max_block) {
+            return Err(DeviceError::Kernel {
+                kernel: name.to_string(),
+                message: format!(
+                    "blocks of {block} threads asked for, but this kernel takes at most \
+                     {max_block} (GPUIO_MAX_BLOCK where its file defines one, else the \
+                     registers it needs)"
+                ),
+            });
+        }
         let param_count = params.len().max(1);
         let p = DeviceAlloc::zeroed(self.inner.memory.copy_stream(), param_count * 8)?;
         let bytes: Vec<u8> = params.iter().flat_map(|v| v.to_ne_bytes()).collect();
