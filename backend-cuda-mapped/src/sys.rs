@@ -61,6 +61,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuEventDestroy_v2",
     "cuModuleLoadData",
     "cuModuleGetFunction",
+    "cuFuncGetAttribute",
     "cuModuleUnload",
     "cuLaunchKernel",
     "cuMemAlloc_v2",
