@@ -4,7 +4,8 @@
 //! kernels with NVRTC for this GPU (fresh, then from the cache); ask the kernel
 //! whether io_uring `NO_MMAP` rings may live in (i) mmap + `cuMemHostRegister`
 //! memory and (ii) `cuMemHostAlloc` memory; launch kernels on a channel (mapped
-//! memory both ways, `gpuio_k_nop`, a kernel that outlives its join timeout).
+//! memory both ways, `gpuio_k_nop`, a kernel that outlives its join timeout); which
+//! build (small-block or 1024) launches of five shapes run.
 //! `cuda_check trap` — a kernel that traps, then what still works.
 //! `cuda_check nvrtc-tree INCLUDE_DIR SOURCE` — NVRTC-compiles SOURCE for this GPU
 //! with every file under INCLUDE_DIR as a named header (a checkout's own
@@ -21,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpuio_backend_cuda_mapped::backend::CudaBackend;
-use gpuio_backend_cuda_mapped::device::CudaDevice;
+use gpuio_backend_cuda_mapped::device::{CudaDevice, SMALL_BLOCK, SMALL_BLOCK_ENV};
 use gpuio_backend_cuda_mapped::memory::{no_mmap_ring_accepts, HostAlloc, RegisteredMapping};
 use gpuio_backend_cuda_mapped::nvrtc::Compiler;
 use gpuio_core::backend::Backend;
@@ -307,6 +308,51 @@ fn main_checks() {
             return;
         }
     };
+
+    step("small-block build", Duration::from_secs(20));
+    // Blocks of up to SMALL_BLOCK threads run the file's small-block build (up to
+    // 255 registers a thread) when the whole grid is resident with it, unless the
+    // variable turns it off; other launches the build for 1024.
+    let small_on = !matches!(
+        std::env::var(SMALL_BLOCK_ENV).as_deref().map(str::trim),
+        Ok("0" | "off")
+    );
+    let sms = Device::full_shape(&dev).0;
+    let shapes = [
+        (1, 1),
+        (sms, SMALL_BLOCK),
+        (1, SMALL_BLOCK + 1),
+        (sms, 1024),
+        (sms * 64, SMALL_BLOCK),
+    ];
+    for (module, kernel) in [(&conf, "gpuio_k_nop"), (&tests, "gpuio_t_mapped")] {
+        let mut ok = true;
+        let mut seen = Vec::new();
+        for (i, &(grid, block)) in shapes.iter().enumerate() {
+            let want_small = small_on && i < 2;
+            match dev.launch_build(module, kernel, grid, block) {
+                Ok(b) => {
+                    let want_bound = if want_small { SMALL_BLOCK } else { 1024 };
+                    ok &= b.small == want_small && b.max_block == want_bound;
+                    seen.push(format!(
+                        "{grid}x{block}: {} build, bound {}, {} registers",
+                        if b.small { "small-block" } else { "1024" },
+                        b.max_block,
+                        b.registers
+                    ));
+                }
+                Err(e) => {
+                    ok = false;
+                    seen.push(format!("{grid}x{block}: {e}"));
+                }
+            }
+        }
+        report(
+            &format!("{kernel}: a launch runs the build its shape calls for"),
+            ok,
+            seen.join("; "),
+        );
+    }
 
     step("mapped", Duration::from_secs(20));
     let ch = channel(&dev);

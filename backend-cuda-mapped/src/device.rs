@@ -90,16 +90,81 @@ pub const PRINTF_RECORD: u64 = 256;
 /// The least the printf buffer is made (CUDA's default is 1 MiB).
 pub const PRINTF_FIFO_MIN: usize = 128 << 20;
 
-/// A module of kernels loaded in the device's context (built-in kernels compiled in
-/// parts: one loaded module per part, a kernel looked up in each).
+/// A module of kernels loaded in the device's context: one loaded module per program
+/// compiled (the built-in kernels come in parts), a kernel looked up in each, and
+/// beside them the small-block build of the same programs (see [`SMALL_BLOCK`]).
 #[derive(Debug)]
 pub struct KernelModule {
+    /// Built for blocks of up to 1024 threads (or the file's own `GPUIO_MAX_BLOCK`).
     modules: Vec<Arc<CudaModule>>,
+    /// Built with `GPUIO_MAX_BLOCK` = [`SMALL_BLOCK`], for launches of blocks that
+    /// small ([`CudaDevice::launch_build`]). Empty where the file bounds its blocks
+    /// itself, where [`SMALL_BLOCK_ENV`] turns the build off, or where it failed (a
+    /// warning).
+    small: Vec<Arc<CudaModule>>,
     /// `sm_90`, or `compute_89` for PTX the driver compiled.
     pub target: String,
     pub kind: ImageKind,
     /// Came from the on-disk cache.
     pub cached: bool,
+}
+
+/// Blocks of at most this many threads launch from a second build of the kernel
+/// file, compiled with `GPUIO_MAX_BLOCK` defined to it: up to 255 registers a thread
+/// rather than the 64 that a kernel able to run 1024-thread blocks is held to, which
+/// shortens every call (`gpuio/arch.h` has the figures) — where the whole grid is
+/// resident with it at once, so that the extra registers cost the launch no
+/// concurrency ([`CudaDevice::launch_build`]). Made for every file that does not name
+/// `GPUIO_MAX_BLOCK` itself; NVRTC compiles both builds at once.
+pub const SMALL_BLOCK: u32 = 256;
+
+/// `GPUIO_SMALL_BLOCK_BUILD=0` (or `off`): no small-block build; every launch runs
+/// the one build for blocks of up to 1024 threads.
+pub const SMALL_BLOCK_ENV: &str = "GPUIO_SMALL_BLOCK_BUILD";
+
+/// Whether [`SMALL_BLOCK_ENV`] leaves the small-block build on (`value` is its value).
+fn small_block_build_on(value: Option<&str>) -> bool {
+    !matches!(value.map(str::trim), Some("0" | "off"))
+}
+
+/// The small-block build's source of `source`: `GPUIO_MAX_BLOCK` defined to
+/// [`SMALL_BLOCK`] ahead of the file (its line numbers kept), or None where the file
+/// names `GPUIO_MAX_BLOCK` itself, as a file that sets its own bound does.
+fn small_block_source(source: &str) -> Option<String> {
+    (!source.contains("GPUIO_MAX_BLOCK"))
+        .then(|| format!("#define GPUIO_MAX_BLOCK {SMALL_BLOCK}\n#line 1\n{source}"))
+}
+
+/// A program to compile: its NVRTC name, its source, and whether it is a
+/// small-block build.
+struct Program {
+    name: String,
+    source: String,
+    small: bool,
+}
+
+/// The programs that build `sources` (`(name, source)`): each file as it is, and
+/// unless `small_on` is false its small-block build after it (so a file that does
+/// not compile reports its own error, not the build's).
+fn programs(sources: Vec<(String, String)>, small_on: bool) -> Vec<Program> {
+    let mut out = Vec::with_capacity(sources.len() * 2);
+    for (name, source) in sources {
+        let small = small_on.then(|| small_block_source(&source)).flatten();
+        let small_name = format!("{name} [GPUIO_MAX_BLOCK {SMALL_BLOCK}]");
+        out.push(Program {
+            name,
+            source,
+            small: false,
+        });
+        if let Some(source) = small {
+            out.push(Program {
+                name: small_name,
+                source,
+                small: true,
+            });
+        }
+    }
+    out
 }
 
 /// Programs the built-in kernels are compiled in (`kernels/conformance.h`, "Which
@@ -113,22 +178,39 @@ fn part_source(source: &str, part: u32, parts: u32) -> String {
 }
 
 impl KernelModule {
-    /// Kernel `name` from the first of the modules that has it.
-    fn function(&self, name: &str) -> Result<CudaFunction, cudarc::driver::DriverError> {
-        let mut not_found = None;
-        for m in &self.modules {
+    /// Kernel `name` from the first of `modules` that has it; None if none does.
+    fn find(
+        modules: &[Arc<CudaModule>],
+        name: &str,
+    ) -> Result<Option<CudaFunction>, cudarc::driver::DriverError> {
+        for m in modules {
             match m.load_function(name) {
-                Ok(f) => return Ok(f),
-                Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND => {
-                    not_found = Some(e)
-                }
+                Ok(f) => return Ok(Some(f)),
+                Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND => {}
                 Err(e) => return Err(e),
             }
         }
-        Err(not_found.unwrap_or(cudarc::driver::DriverError(
-            cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND,
-        )))
+        Ok(None)
     }
+}
+
+/// Which build of a kernel a launch runs, as the driver describes its function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBuild {
+    /// Launched from the small-block build ([`SMALL_BLOCK`]).
+    pub small: bool,
+    /// The most threads its blocks may have (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+    pub max_block: u32,
+    /// Registers a thread (`CU_FUNC_ATTRIBUTE_NUM_REGS`).
+    pub registers: u32,
+}
+
+/// A program loaded: its module and what it was compiled for.
+struct Loaded {
+    module: Arc<CudaModule>,
+    target: String,
+    kind: ImageKind,
+    cached: bool,
 }
 
 /// A launch's resources, alive until its kernel is seen to end.
@@ -295,38 +377,124 @@ impl CudaDevice {
         self.inner.lost.lock().ok().and_then(|l| l.clone())
     }
 
-    /// Compiles `source` (which may `#include "gpuio.h"`) for this GPU and loads it.
+    /// Compiles `source` (which may `#include "gpuio.h"`) for this GPU and loads it,
+    /// with its small-block build beside it ([`SMALL_BLOCK`]).
     pub fn compile(&self, name: &str, source: &str) -> Result<Arc<KernelModule>, DeviceError> {
+        self.build(name, vec![(name.to_string(), source.to_string())], false)
+            .map(Arc::new)
+    }
+
+    /// Compiles `sources` (`(name, source)`), each with its small-block build, each
+    /// program on a thread of its own (NVRTC compiles a program on one core), and
+    /// loads them as one module. `announce`: say so at `info` where any is not cached.
+    fn build(
+        &self,
+        name: &str,
+        sources: Vec<(String, String)>,
+        announce: bool,
+    ) -> Result<KernelModule, DeviceError> {
         self.inner.check_lost()?;
+        let small_on = small_block_build_on(std::env::var(SMALL_BLOCK_ENV).ok().as_deref());
+        let programs = programs(sources, small_on);
+        if announce {
+            if let Ok(compiler) = Compiler::new() {
+                let to_compile = programs
+                    .iter()
+                    .filter(|p| !compiler.is_cached(&p.name, &p.source, self.inner.arch))
+                    .count();
+                if to_compile > 0 {
+                    tracing::info!(
+                        "compiling gpuio's built-in kernels for this GPU: {to_compile} NVRTC \
+                         programs at once, some tens of seconds (cached after, until the \
+                         header changes)"
+                    );
+                }
+            }
+        }
+        let loaded = std::thread::scope(|scope| {
+            let compiles: Vec<_> = programs
+                .iter()
+                .map(|p| scope.spawn(move || self.compile_program(&p.name, &p.source)))
+                .collect();
+            compiles
+                .into_iter()
+                .map(|c| {
+                    c.join().unwrap_or_else(|_| {
+                        Err(DeviceError::Kernel {
+                            kernel: name.to_string(),
+                            message: "the compiling thread panicked".to_string(),
+                        })
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut module = KernelModule {
+            modules: Vec::new(),
+            small: Vec::new(),
+            target: String::new(),
+            kind: ImageKind::Cubin,
+            cached: true,
+        };
+        for (program, result) in programs.iter().zip(loaded) {
+            match result {
+                Ok(l) => {
+                    if module.modules.is_empty() && module.small.is_empty() {
+                        module.target = l.target;
+                        module.kind = l.kind;
+                    }
+                    module.cached &= l.cached;
+                    if program.small {
+                        module.small.push(l.module);
+                    } else {
+                        module.modules.push(l.module);
+                    }
+                }
+                Err(e) if program.small => tracing::warn!(
+                    program = %program.name,
+                    error = %e,
+                    "the small-block build failed; blocks of up to {SMALL_BLOCK} threads run \
+                     the build for 1024"
+                ),
+                Err(e) => return Err(e),
+            }
+        }
+        if module.modules.is_empty() {
+            return Err(DeviceError::Kernel {
+                kernel: name.to_string(),
+                message: "no programs to compile".to_string(),
+            });
+        }
+        Ok(module)
+    }
+
+    /// One program compiled for this GPU (or read from the cache) and loaded.
+    fn compile_program(&self, name: &str, source: &str) -> Result<Loaded, DeviceError> {
         let compiler = Compiler::new().map_err(|e| DeviceError::Driver {
             call: "nvrtc",
             message: e.to_string(),
         })?;
-        let image = compiler
-            .compile(name, source, self.inner.arch)
-            .map_err(|e| DeviceError::Kernel {
-                kernel: name.to_string(),
-                message: e.to_string(),
-            })?;
+        let compile = || {
+            compiler
+                .compile(name, source, self.inner.arch)
+                .map_err(|e| DeviceError::Kernel {
+                    kernel: name.to_string(),
+                    message: e.to_string(),
+                })
+        };
+        let image = compile()?;
         match self.load(&image) {
             Ok(m) => Ok(m),
             Err(e) if image.cached => {
                 // A stale or damaged cache file: compile afresh once.
                 tracing::warn!(error = %e, "cached kernel image refused; recompiling");
                 nvrtc::evict(&image);
-                let image = compiler
-                    .compile(name, source, self.inner.arch)
-                    .map_err(|e| DeviceError::Kernel {
-                        kernel: name.to_string(),
-                        message: e.to_string(),
-                    })?;
-                self.load(&image).map_err(dev_err)
+                self.load(&compile()?).map_err(dev_err)
             }
             Err(e) => Err(dev_err(e)),
         }
     }
 
-    fn load(&self, image: &KernelImage) -> Result<Arc<KernelModule>, CudaError> {
+    fn load(&self, image: &KernelImage) -> Result<Loaded, CudaError> {
         let mut bytes = image.bytes.clone();
         if image.target.kind == ImageKind::Ptx && bytes.last() != Some(&0) {
             bytes.push(0);
@@ -337,12 +505,12 @@ impl CudaDevice {
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
             .call("cuModuleLoadData")?;
-        Ok(Arc::new(KernelModule {
-            modules: vec![module],
+        Ok(Loaded {
+            module,
             target: image.target.option.clone(),
             kind: image.target.kind,
             cached: image.cached,
-        }))
+        })
     }
 
     /// Sizes CUDA's printf buffer for `lines` lines (about [`PRINTF_RECORD`] bytes
@@ -395,7 +563,7 @@ impl CudaDevice {
         Ok(m)
     }
 
-    /// Compiles `source` as `parts` programs at once, each on a thread of its own,
+    /// Compiles `source` as `parts` programs (and their small-block builds) at once,
     /// program i with `GPUIO_CONF_PARTS` = `parts` and `GPUIO_CONF_PART` = i defined
     /// ahead of it (the file defines in each the kernels of that part), and loads
     /// them as one module.
@@ -413,45 +581,85 @@ impl CudaDevice {
                 )
             })
             .collect();
-        if let Ok(compiler) = Compiler::new() {
-            let to_compile = sources
-                .iter()
-                .filter(|(name, source)| !compiler.is_cached(name, source, self.inner.arch))
-                .count();
-            if to_compile > 0 {
-                tracing::info!(
-                    "compiling gpuio's built-in kernels for this GPU: {to_compile} NVRTC programs \
-                     at once, some tens of seconds (cached after, until the header changes)"
-                );
+        self.build(name, sources, true)
+    }
+
+    /// The build of kernel `name` that a launch of `grid` blocks of `block` threads
+    /// runs: the small-block build ([`SMALL_BLOCK`]) where the blocks are that small
+    /// and the whole grid is resident with it at once (so its extra registers cost
+    /// the launch no concurrency), else the build for 1024 (or the file's bound).
+    pub fn launch_build(
+        &self,
+        module: &KernelModule,
+        name: &str,
+        grid: u32,
+        block: u32,
+    ) -> Result<LaunchBuild, DeviceError> {
+        self.inner.check_lost()?;
+        let (func, mut build) = self.launch_function(module, name, grid, block)?;
+        build.registers = func
+            .num_regs()
+            .call("cuFuncGetAttribute")
+            .map_err(dev_err)
+            .map(|r| u32::try_from(r).unwrap_or(0))?;
+        Ok(build)
+    }
+
+    /// Kernel `name` as a launch of `grid` × `block` runs it (see
+    /// [`CudaDevice::launch_build`]; `registers` left 0).
+    fn launch_function(
+        &self,
+        module: &KernelModule,
+        name: &str,
+        grid: u32,
+        block: u32,
+    ) -> Result<(CudaFunction, LaunchBuild), DeviceError> {
+        if name.contains('\0') {
+            return Err(DeviceError::NoSuchKernel(name.to_string()));
+        }
+        let note = |e: CudaError| {
+            self.inner.note(&e);
+            dev_err(e)
+        };
+        sys::bind(&self.inner.ctx).map_err(note)?;
+        let find = |modules: &[Arc<CudaModule>]| {
+            KernelModule::find(modules, name)
+                .map_err(|e| note(CudaError::new("cuModuleGetFunction", e)))
+        };
+        let (grid, block) = (grid.max(1), block.max(1));
+        let mut small = None;
+        if block <= SMALL_BLOCK {
+            if let Some(f) = find(&module.small)? {
+                let per_sm = f
+                    .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+                    .call("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")
+                    .map_err(note)?;
+                if u64::from(grid) <= u64::from(self.inner.sms) * u64::from(per_sm) {
+                    small = Some(f);
+                }
             }
         }
-        let loaded = std::thread::scope(|scope| {
-            let compiles: Vec<_> = sources
-                .iter()
-                .map(|(name, source)| scope.spawn(move || self.compile(name, source)))
-                .collect();
-            compiles
-                .into_iter()
-                .map(|c| {
-                    c.join().unwrap_or_else(|_| {
-                        Err(DeviceError::Kernel {
-                            kernel: name.to_string(),
-                            message: "the compiling thread panicked".to_string(),
-                        })
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })?;
-        let first = loaded.first().ok_or_else(|| DeviceError::Kernel {
-            kernel: name.to_string(),
-            message: "no parts to compile".to_string(),
-        })?;
-        Ok(KernelModule {
-            target: first.target.clone(),
-            kind: first.kind,
-            cached: loaded.iter().all(|m| m.cached),
-            modules: loaded.iter().flat_map(|m| m.modules.clone()).collect(),
-        })
+        let is_small = small.is_some();
+        let func = match small {
+            Some(f) => f,
+            None => {
+                find(&module.modules)?.ok_or_else(|| DeviceError::NoSuchKernel(name.to_string()))?
+            }
+        };
+        // A kernel file may bound its blocks below 1024 threads (GPUIO_MAX_BLOCK in
+        // gpuio/arch.h) for more registers a thread, as the small-block build does.
+        let max_block = func
+            .get_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            )
+            .call("cuFuncGetAttribute")
+            .map_err(note)?;
+        let build = LaunchBuild {
+            small: is_small,
+            max_block: u32::try_from(max_block).unwrap_or(0),
+            registers: 0,
+        };
+        Ok((func, build))
     }
 
     /// Starts `grid × block` threads of kernel `name` from `module` on `channel`.
@@ -466,31 +674,14 @@ impl CudaDevice {
     ) -> Result<CudaLaunch, DeviceError> {
         self.inner.check_lost()?;
         self.inner.reap();
-        if name.contains('\0') {
-            return Err(DeviceError::NoSuchKernel(name.to_string()));
-        }
+        // Binds the context, which the calls below need.
+        let (func, build) = self.launch_function(module, name, grid, block)?;
+        let max_block = build.max_block;
         let note = |e: CudaError| {
             self.inner.note(&e);
             dev_err(e)
         };
-        sys::bind(&self.inner.ctx).map_err(note)?;
-        let func = module.function(name).map_err(|e| {
-            if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND {
-                DeviceError::NoSuchKernel(name.to_string())
-            } else {
-                note(CudaError::new("cuModuleGetFunction", e))
-            }
-        })?;
-        // A kernel file may bound its blocks below 1024 threads (GPUIO_MAX_BLOCK in
-        // gpuio/arch.h) for more registers a thread: a larger block is this error,
-        // which names the bound, rather than cuLaunchKernel's invalid value.
-        let max_block = func
-            .get_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-            )
-            .call("cuFuncGetAttribute")
-            .map_err(note)?;
-        if i64::from(block.max(1)) > i64::from(max_block) {
+        if block.max(1) > max_block {
             return Err(DeviceError::Kernel {
                 kernel: name.to_string(),
                 message: format!(
@@ -531,7 +722,13 @@ impl CudaDevice {
             .record_event(None)
             .call("cuEventRecord")
             .map_err(note)?;
-        tracing::debug!(kernel = name, grid, block, "launched");
+        tracing::debug!(
+            kernel = name,
+            grid,
+            block,
+            small_block_build = build.small,
+            "launched"
+        );
         Ok(CudaLaunch {
             inner: self.inner.clone(),
             threads: grid.max(1) as usize * block.max(1) as usize,
@@ -792,13 +989,26 @@ impl Device for CudaDevice {
 
 #[cfg(test)]
 mod tests {
-    use super::{part_source, CONFORMANCE_PARTS};
+    use super::{
+        part_source, programs, small_block_build_on, small_block_source, CONFORMANCE_PARTS,
+        SMALL_BLOCK,
+    };
     use std::io::Write as _;
     use std::process::Stdio;
 
     /// The built-in kernels' file as part `part` of [`CONFORMANCE_PARTS`], as the
     /// host's C++ compiler preprocesses the source NVRTC is given.
     fn preprocessed_part(cxx: &gpuio_device::cpu::Cxx, part: u32) -> String {
+        let source = part_source(
+            gpuio_device::header::KERNELS_SOURCE,
+            part,
+            CONFORMANCE_PARTS,
+        );
+        preprocessed(cxx, &source)
+    }
+
+    /// `source` as the host's C++ compiler preprocesses it against `gpuio.h`.
+    fn preprocessed(cxx: &gpuio_device::cpu::Cxx, source: &str) -> String {
         let mut child = cxx
             .command()
             .args(["-E", "-P", "-std=c++17", "-x", "c++", "-I"])
@@ -808,11 +1018,6 @@ mod tests {
             .stdout(Stdio::piped())
             .spawn()
             .expect("run the C++ compiler");
-        let source = part_source(
-            gpuio_device::header::KERNELS_SOURCE,
-            part,
-            CONFORMANCE_PARTS,
-        );
         child
             .stdin
             .take()
@@ -820,15 +1025,15 @@ mod tests {
             .write_all(source.as_bytes())
             .expect("write the source");
         let out = child.wait_with_output().expect("preprocess");
-        assert!(out.status.success(), "preprocessing part {part} failed");
+        assert!(out.status.success(), "preprocessing failed");
         String::from_utf8(out.stdout).expect("UTF-8")
     }
 
-    /// Every part, preprocessed; `None` (the test skips) without a C++ compiler,
-    /// unless `GPUIO_REQUIRE` lists `cxx`.
-    fn preprocessed_parts() -> Option<Vec<String>> {
-        let cxx = match gpuio_device::cpu::Cxx::from_env() {
-            Ok(c) => c,
+    /// The host's C++ compiler; `None` (the test skips) without one, unless
+    /// `GPUIO_REQUIRE` lists `cxx`.
+    fn cxx() -> Option<gpuio_device::cpu::Cxx> {
+        match gpuio_device::cpu::Cxx::from_env() {
+            Ok(c) => Some(c),
             Err(e) => {
                 let required = std::env::var("GPUIO_REQUIRE").unwrap_or_default();
                 assert!(
@@ -836,9 +1041,14 @@ mod tests {
                     "GPUIO_REQUIRE lists cxx, but {e}"
                 );
                 eprintln!("skipped: Unsupported: cxx — {e}");
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// Every part, preprocessed; `None` (the test skips) without a C++ compiler.
+    fn preprocessed_parts() -> Option<Vec<String>> {
+        let cxx = cxx()?;
         Some(
             (0..CONFORMANCE_PARTS)
                 .map(|p| preprocessed_part(&cxx, p))
@@ -901,5 +1111,70 @@ mod tests {
                 "{name}: engines out of line in its part {out_of_line:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_small_block_build_bounds_every_kernel_to_its_blocks_and_the_file_as_it_is_to_1024() {
+        let Some(cxx) = cxx() else {
+            return;
+        };
+        // As NVRTC sees it: the header's CUDA side.
+        let part = format!(
+            "#define __CUDACC_RTC__ 1\n{}",
+            part_source(gpuio_device::header::KERNELS_SOURCE, 0, CONFORMANCE_PARTS)
+        );
+        let small = small_block_source(&part).expect("the built-in kernels set no bound");
+        let count =
+            |text: &str, bound: u32| text.matches(&format!("__launch_bounds__({bound})")).count();
+        let (wide, small) = (preprocessed(&cxx, &part), preprocessed(&cxx, &small));
+        let kernels = wide.matches("(const gpuio_channel").count();
+        assert!(kernels > 0, "part 0 defines no kernel");
+        assert_eq!(count(&wide, 1024), count(&small, SMALL_BLOCK));
+        assert!(count(&wide, 1024) > 0 && count(&wide, SMALL_BLOCK) == 0);
+        assert_eq!(count(&small, 1024), 0);
+    }
+
+    #[test]
+    fn a_file_that_names_its_own_bound_gets_no_small_block_build() {
+        let own = "#define GPUIO_MAX_BLOCK 512\n#include \"gpuio.h\"\n";
+        assert_eq!(small_block_source(own), None);
+        let built = programs(vec![("own.cu".into(), own.into())], true);
+        assert_eq!(built.len(), 1);
+        assert!(!built[0].small);
+    }
+
+    #[test]
+    fn each_file_compiles_before_its_small_block_build_which_keeps_its_line_numbers() {
+        let file =
+            "#include \"gpuio.h\"\nGPUIO_KERNEL(k)(const gpuio_channel *c, gpuio_u64 *p) {}\n";
+        let built = programs(
+            vec![("a.cu".into(), file.into()), ("b.cu".into(), file.into())],
+            true,
+        );
+        let names: Vec<(&str, bool)> = built.iter().map(|p| (p.name.as_str(), p.small)).collect();
+        assert_eq!(
+            names,
+            [
+                ("a.cu", false),
+                ("a.cu [GPUIO_MAX_BLOCK 256]", true),
+                ("b.cu", false),
+                ("b.cu [GPUIO_MAX_BLOCK 256]", true)
+            ]
+        );
+        assert_eq!(built[0].source, file);
+        assert_eq!(
+            built[1].source,
+            format!("#define GPUIO_MAX_BLOCK {SMALL_BLOCK}\n#line 1\n{file}")
+        );
+        let off = programs(vec![("a.cu".into(), file.into())], false);
+        assert_eq!(off.len(), 1);
+    }
+
+    #[test]
+    fn the_small_block_build_is_on_unless_its_variable_says_0_or_off() {
+        assert!(small_block_build_on(None));
+        assert!(small_block_build_on(Some("1")));
+        assert!(!small_block_build_on(Some("0")));
+        assert!(!small_block_build_on(Some(" off")));
     }
 }

@@ -62,6 +62,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuFuncGetAttribute",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
     "cuModuleUnload",
     "cuLaunchKernel",
     "cuMemAlloc_v2",

@@ -74,15 +74,18 @@
 #define GPUIO_NOINLINE static __device__ __noinline__
 #define GPUIO_UNROLL _Pragma("unroll")
 /* Every kernel can be launched with blocks of up to GPUIO_MAX_BLOCK threads (1024
- * unless the kernel file defines it before including gpuio.h): the compiler keeps its
- * register use within what such a block allows, 64 registers a thread at 1024, and
- * spills the rest to local memory. A kernel only ever launched with smaller blocks
- * may define GPUIO_MAX_BLOCK 256 (say) and get up to 255 registers a thread, which
- * shortens every call: on an H100 (2026-12-07, run 204, `gpuio bench --only latency`
- * built both ways, interleaved) one thread's forward NOP p50 3.42-3.46 us against
- * 3.52-3.65 with 64 registers, a forward 64 B pwrite 6.34 against 6.62-6.82, mailbox's
- * NOP 4.48-4.54 against 4.61-4.67, direct's 14.3-14.5 against 15.1. A launch with
- * larger blocks is then an error that names the bound (CUDA). */
+ * unless defined before gpuio.h is included): the compiler keeps its register use
+ * within what such a block allows, 64 registers a thread at 1024, and spills the
+ * rest to local memory. With GPUIO_MAX_BLOCK 256 it may use up to 255, which
+ * shortens every call. On CUDA the runtime therefore compiles each kernel file that
+ * does not name GPUIO_MAX_BLOCK twice, the second time with it defined to 256, and a
+ * launch of blocks of up to 256 threads whose whole grid is resident at once runs
+ * that build (GPUIO_SMALL_BLOCK_BUILD=0 turns it off). On an H100 (2026-12-07, run
+ * 206, `gpuio bench --only latency` with the build off and on, interleaved three
+ * times) one thread's forward NOP p50 3.49-3.58 us against 3.52-3.68, a forward
+ * 64 B pwrite 6.37-6.56 against 6.56-6.91, direct's NOP 14.5-14.8 against 15.1-15.5.
+ * A file may set its own bound instead; on CUDA a launch with larger blocks is then
+ * an error that names it. */
 #ifndef GPUIO_MAX_BLOCK
 #define GPUIO_MAX_BLOCK 1024
 #endif
