@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpuio_backend_cuda_mapped::backend::CudaBackend;
-use gpuio_backend_cuda_mapped::device::{CudaDevice, SMALL_BLOCK, SMALL_BLOCK_ENV};
+use gpuio_backend_cuda_mapped::device::{small_block_build_enabled, CudaDevice, SMALL_BLOCK};
 use gpuio_backend_cuda_mapped::memory::{no_mmap_ring_accepts, HostAlloc, RegisteredMapping};
 use gpuio_backend_cuda_mapped::nvrtc::Compiler;
 use gpuio_core::backend::Backend;
@@ -313,10 +313,7 @@ fn main_checks() {
     // Blocks of up to SMALL_BLOCK threads run the file's small-block build (up to
     // 255 registers a thread) when the whole grid is resident with it, unless the
     // variable turns it off; other launches the build for 1024.
-    let small_on = !matches!(
-        std::env::var(SMALL_BLOCK_ENV).as_deref().map(str::trim),
-        Ok("0" | "off")
-    );
+    let small_on = small_block_build_enabled();
     let sms = Device::full_shape(&dev).0;
     let shapes = [
         (1, 1),

@@ -127,6 +127,11 @@ fn small_block_build_on(value: Option<&str>) -> bool {
     !matches!(value.map(str::trim), Some("0" | "off"))
 }
 
+/// Whether kernels compiled now get a small-block build ([`SMALL_BLOCK_ENV`]).
+pub fn small_block_build_enabled() -> bool {
+    small_block_build_on(std::env::var(SMALL_BLOCK_ENV).ok().as_deref())
+}
+
 /// The small-block build's source of `source`: `GPUIO_MAX_BLOCK` defined to
 /// [`SMALL_BLOCK`] ahead of the file (its line numbers kept), or None where the file
 /// names `GPUIO_MAX_BLOCK` itself, as a file that sets its own bound does.
@@ -394,8 +399,7 @@ impl CudaDevice {
         announce: bool,
     ) -> Result<KernelModule, DeviceError> {
         self.inner.check_lost()?;
-        let small_on = small_block_build_on(std::env::var(SMALL_BLOCK_ENV).ok().as_deref());
-        let programs = programs(sources, small_on);
+        let programs = programs(sources, small_block_build_enabled());
         if announce {
             if let Ok(compiler) = Compiler::new() {
                 let to_compile = programs
@@ -405,8 +409,7 @@ impl CudaDevice {
                 if to_compile > 0 {
                     tracing::info!(
                         "compiling gpuio's built-in kernels for this GPU: {to_compile} NVRTC \
-                         programs at once, some tens of seconds (cached after, until the \
-                         header changes)"
+                         programs at once (cached after, until the header changes)"
                     );
                 }
             }
@@ -600,7 +603,10 @@ impl CudaDevice {
         build.registers = func
             .num_regs()
             .call("cuFuncGetAttribute")
-            .map_err(dev_err)
+            .map_err(|e| {
+                self.inner.note(&e);
+                dev_err(e)
+            })
             .map(|r| u32::try_from(r).unwrap_or(0))?;
         Ok(build)
     }
