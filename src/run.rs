@@ -381,6 +381,9 @@ fn run_once(
             }
             other => other.to_string(),
         })?;
+    if let Some(how) = running.describe() {
+        eprintln!("gpuio run: {kernel} runs {how}");
+    }
     let timeout = spec.timeout;
     let joiner = std::thread::Builder::new()
         .name("gpuio-run-join".into())

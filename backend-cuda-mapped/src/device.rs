@@ -210,6 +210,22 @@ pub struct LaunchBuild {
     pub registers: u32,
 }
 
+impl std::fmt::Display for LaunchBuild {
+    /// "the small-block build (blocks of up to 256 threads), 126 registers a thread".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let which = if self.small {
+            "the small-block build"
+        } else {
+            "the build"
+        };
+        write!(
+            f,
+            "{which} (blocks of up to {} threads), {} registers a thread",
+            self.max_block, self.registers
+        )
+    }
+}
+
 /// A program loaded: its module and what it was compiled for.
 struct Loaded {
     module: Arc<CudaModule>,
@@ -599,20 +615,12 @@ impl CudaDevice {
         block: u32,
     ) -> Result<LaunchBuild, DeviceError> {
         self.inner.check_lost()?;
-        let (func, mut build) = self.launch_function(module, name, grid, block)?;
-        build.registers = func
-            .num_regs()
-            .call("cuFuncGetAttribute")
-            .map_err(|e| {
-                self.inner.note(&e);
-                dev_err(e)
-            })
-            .map(|r| u32::try_from(r).unwrap_or(0))?;
-        Ok(build)
+        self.launch_function(module, name, grid, block)
+            .map(|(_, build)| build)
     }
 
     /// Kernel `name` as a launch of `grid` × `block` runs it (see
-    /// [`CudaDevice::launch_build`]; `registers` left 0).
+    /// [`CudaDevice::launch_build`]).
     fn launch_function(
         &self,
         module: &KernelModule,
@@ -660,10 +668,11 @@ impl CudaDevice {
             )
             .call("cuFuncGetAttribute")
             .map_err(note)?;
+        let registers = func.num_regs().call("cuFuncGetAttribute").map_err(note)?;
         let build = LaunchBuild {
             small: is_small,
             max_block: u32::try_from(max_block).unwrap_or(0),
-            registers: 0,
+            registers: u32::try_from(registers).unwrap_or(0),
         };
         Ok((func, build))
     }
@@ -737,6 +746,7 @@ impl CudaDevice {
         );
         Ok(CudaLaunch {
             inner: self.inner.clone(),
+            build,
             threads: grid.max(1) as usize * block.max(1) as usize,
             started: Instant::now(),
             flight: Some(InFlight {
@@ -755,6 +765,7 @@ impl CudaDevice {
 /// A kernel in flight on a [`CudaDevice`].
 pub struct CudaLaunch {
     inner: Arc<Inner>,
+    build: LaunchBuild,
     threads: usize,
     started: Instant,
     flight: Option<InFlight>,
@@ -837,6 +848,9 @@ impl Drop for CudaLaunch {
 impl RunningKernel for CudaLaunch {
     fn join(self: Box<Self>, timeout: Duration) -> Result<Vec<u64>, DeviceError> {
         CudaLaunch::join(*self, timeout)
+    }
+    fn describe(&self) -> Option<String> {
+        Some(self.build.to_string())
     }
 }
 
@@ -996,8 +1010,8 @@ impl Device for CudaDevice {
 #[cfg(test)]
 mod tests {
     use super::{
-        part_source, programs, small_block_build_on, small_block_source, CONFORMANCE_PARTS,
-        SMALL_BLOCK,
+        part_source, programs, small_block_build_on, small_block_source, LaunchBuild,
+        CONFORMANCE_PARTS, SMALL_BLOCK,
     };
     use std::io::Write as _;
     use std::process::Stdio;
@@ -1182,5 +1196,27 @@ mod tests {
         assert!(small_block_build_on(Some("1")));
         assert!(!small_block_build_on(Some("0")));
         assert!(!small_block_build_on(Some(" off")));
+    }
+
+    #[test]
+    fn a_launch_says_which_build_it_runs_and_its_registers_a_thread() {
+        let small = LaunchBuild {
+            small: true,
+            max_block: SMALL_BLOCK,
+            registers: 126,
+        };
+        assert_eq!(
+            small.to_string(),
+            "the small-block build (blocks of up to 256 threads), 126 registers a thread"
+        );
+        let wide = LaunchBuild {
+            small: false,
+            max_block: 1024,
+            registers: 64,
+        };
+        assert_eq!(
+            wide.to_string(),
+            "the build (blocks of up to 1024 threads), 64 registers a thread"
+        );
     }
 }

@@ -63,6 +63,11 @@ pub trait DeviceBuffer: Send + Sync {
 pub trait RunningKernel: Send {
     /// Waits up to `timeout`; returns the parameters as the kernel left them.
     fn join(self: Box<Self>, timeout: Duration) -> Result<Vec<u64>, DeviceError>;
+    /// How the device runs this kernel, in words, where it has something to say
+    /// (CUDA: which build of the file and its registers a thread).
+    fn describe(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Kernels compiled and loaded on one device.
