@@ -1,7 +1,9 @@
 //! GPU checks for the CUDA backend, for a machine with an NVIDIA GPU.
 //!
-//! `cuda_check main` — probe and print the capabilities; compile the conformance
-//! kernels with NVRTC for this GPU (fresh, then from the cache); ask the kernel
+//! `cuda_check main` — probe and print the capabilities; compile this file's test
+//! kernels with NVRTC for this GPU (fresh, then from the cache; the built-in kernels
+//! as one program took 71 s to over 120 s, so the runtime compiles them in parts);
+//! load the built-in kernels as the runtime does; ask the kernel
 //! whether io_uring `NO_MMAP` rings may live in (i) mmap + `cuMemHostRegister`
 //! memory and (ii) `cuMemHostAlloc` memory; launch kernels on a channel (mapped
 //! memory both ways, `gpuio_k_nop`, a kernel that outlives its join timeout); which
@@ -177,13 +179,9 @@ fn main_checks() {
             );
             let fresh = c.clone().without_cache();
             let t = Instant::now();
-            match fresh.compile(
-                "gpuio_conformance.cu",
-                gpuio_device::header::KERNELS_SOURCE,
-                dev.arch(),
-            ) {
+            match fresh.compile("gpuio_check.cu", TEST_SOURCE, dev.arch()) {
                 Ok(img) => report(
-                    "nvrtc compile conformance",
+                    "nvrtc compile, no cache",
                     true,
                     format!(
                         "{} {:?}, {} bytes, {:?}, log: {:?}",
@@ -194,15 +192,11 @@ fn main_checks() {
                         img.log
                     ),
                 ),
-                Err(e) => report("nvrtc compile conformance", false, e),
+                Err(e) => report("nvrtc compile, no cache", false, e),
             }
             for round in 0..2 {
                 let t = Instant::now();
-                match c.compile(
-                    "gpuio_conformance.cu",
-                    gpuio_device::header::KERNELS_SOURCE,
-                    dev.arch(),
-                ) {
+                match c.compile("gpuio_check.cu", TEST_SOURCE, dev.arch()) {
                     Ok(img) => report(
                         &format!("nvrtc cache round {round}"),
                         round == 0 || img.cached || c.cache().is_none(),
