@@ -447,25 +447,17 @@ impl CudaDevice {
                 })
                 .collect::<Vec<_>>()
         });
-        let mut module = KernelModule {
-            modules: Vec::new(),
-            small: Vec::new(),
-            target: String::new(),
-            kind: ImageKind::Cubin,
-            cached: true,
-        };
+        let (mut modules, mut small, mut cached) = (Vec::new(), Vec::new(), true);
+        let mut target = None;
         for (program, result) in programs.iter().zip(loaded) {
             match result {
                 Ok(l) => {
-                    if module.modules.is_empty() && module.small.is_empty() {
-                        module.target = l.target;
-                        module.kind = l.kind;
-                    }
-                    module.cached &= l.cached;
+                    cached &= l.cached;
                     if program.small {
-                        module.small.push(l.module);
+                        small.push(l.module);
                     } else {
-                        module.modules.push(l.module);
+                        target.get_or_insert((l.target, l.kind));
+                        modules.push(l.module);
                     }
                 }
                 Err(e) if program.small => tracing::warn!(
@@ -477,13 +469,17 @@ impl CudaDevice {
                 Err(e) => return Err(e),
             }
         }
-        if module.modules.is_empty() {
-            return Err(DeviceError::Kernel {
-                kernel: name.to_string(),
-                message: "no programs to compile".to_string(),
-            });
-        }
-        Ok(module)
+        let (target, kind) = target.ok_or_else(|| DeviceError::Kernel {
+            kernel: name.to_string(),
+            message: "no programs to compile".to_string(),
+        })?;
+        Ok(KernelModule {
+            modules,
+            small,
+            target,
+            kind,
+            cached,
+        })
     }
 
     /// One program compiled for this GPU (or read from the cache) and loaded.
