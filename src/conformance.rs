@@ -851,32 +851,44 @@ fn close_in_flight(t: &Target<'_>) -> Result<String, String> {
 }
 
 /// Every public call with `ch == nullptr` returns `-EINVAL` (and
-/// `gpuio_user_staging` NULL with 0 bytes) instead of reading through it.
+/// `gpuio_user_staging` NULL with 0 bytes) instead of reading through it; and so
+/// does every call with the kernel's descriptor 8 bytes on, an address that is not
+/// a descriptor's alignment.
 fn null_channel(t: &Target<'_>) -> Result<String, String> {
     let ch = (t.open)(ChannelConfig::default())?;
-    let mut params = vec![0u64; 14];
-    params[12] = u64::MAX;
-    params[13] = u64::MAX;
-    let p = run_kernel(t, &ch, "null_channel", 1, &params)?;
     let einval = -i64::from(libc::EINVAL);
-    let mut wrong: Vec<String> = NULL_CHANNEL_CALLS
-        .iter()
-        .zip(&p[1..11])
-        .filter(|(_, &got)| got as i64 != einval)
-        .map(|(call, &got)| format!("{call}: got {}, expected -EINVAL", errno_name(got as i64)))
-        .collect();
-    if (p[11], p[12], p[13]) != (0, 0, 0) {
-        wrong.push(format!(
-            "gpuio_user_staging: got pointer {:#x}, offset {}, length {}; expected NULL, 0, 0",
-            p[11], p[12], p[13]
-        ));
+    let mut wrong = Vec::new();
+    for (which, pointer) in [("null", 0u64), ("misaligned", 1u64)] {
+        let mut params = vec![0u64; 14];
+        params[0] = pointer;
+        params[12] = u64::MAX;
+        params[13] = u64::MAX;
+        let p = run_kernel(t, &ch, "null_channel", 1, &params)?;
+        wrong.extend(
+            NULL_CHANNEL_CALLS
+                .iter()
+                .zip(&p[1..11])
+                .filter(|(_, &got)| got as i64 != einval)
+                .map(|(call, &got)| {
+                    format!(
+                        "{call} with a {which} channel: got {}, expected -EINVAL",
+                        errno_name(got as i64)
+                    )
+                }),
+        );
+        if (p[11], p[12], p[13]) != (0, 0, 0) {
+            wrong.push(format!(
+                "gpuio_user_staging with a {which} channel: got pointer {:#x}, offset {}, length {}; expected NULL, 0, 0",
+                p[11], p[12], p[13]
+            ));
+        }
     }
     if !wrong.is_empty() {
         return Err(wrong.join("; "));
     }
     let closed = check_close(ch)?;
     Ok(format!(
-        "{} calls with a null channel returned -EINVAL, gpuio_user_staging NULL; {closed}",
+        "{} calls with a null channel and with a misaligned one returned -EINVAL, gpuio_user_staging NULL; {closed}",
         NULL_CHANNEL_CALLS.len()
     ))
 }

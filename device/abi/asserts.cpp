@@ -7,3 +7,7 @@
 
 #include "gpuio.h"
 #include "gpuio_abi_asserts.h"
+
+// gpuio_impl_descriptor_address (gpuio/api.h) refuses a pointer that is not 64-byte
+// aligned before reading through it: a descriptor always is.
+static_assert(alignof(gpuio_channel) == 64, "a descriptor's address is 64-byte aligned");

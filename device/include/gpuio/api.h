@@ -129,6 +129,12 @@ GPUIO_FN bool gpuio_impl_warp_pause(gpuio_u64 mask, gpuio_u32 ns) {
   return true;
 }
 
+/* Whether `ch` could be a descriptor's address at all: not null, 64-byte aligned
+ * (abi.h). The checks refuse anything else before they read through it. */
+GPUIO_FN bool gpuio_impl_descriptor_address(const gpuio_channel *ch) {
+  return ch != nullptr && ((gpuio_u64)ch & 63u) == 0u;
+}
+
 /* The shared descriptor, where the counters live (and where the host sets `closing`
  * first). A kernel's `ch` is a device-local copy (every other field is read from it
  * without crossing PCIe); a descriptor that names no shared one is its own. */
@@ -582,7 +588,7 @@ GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_reque
 /* The descriptor is one gpuio made for this header: -EINVAL, -EPROTO or 0. Device
  * memory only. */
 GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
-  if (!ch || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
+  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
   if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
   return 0;
 }
@@ -607,7 +613,7 @@ GPUIO_FN gpuio_u32 gpuio_impl_route(gpuio_u32 op, gpuio_u32 ep, gpuio_u64 len) {
  * from their rings' polls (gpuio/queue.h), so that a message costs no read across
  * PCIe. */
 GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch, gpuio_impl_call *call = nullptr) {
-  if (!ch) return -GPUIO_EINVAL;
+  if (!gpuio_impl_descriptor_address(ch)) return -GPUIO_EINVAL;
   /* Every word is loaded before any is tested, so the loads are in flight together:
    * one trip to L2, not one per test or per use (each ~100-240 ns on an H100-class
    * GPU, where the previous call's acquire emptied L1: measured with ncu on an
@@ -784,7 +790,7 @@ GPUIO_FN gpuio_i64 gpuio_nop(const gpuio_channel *ch) {
  * stores their offset in the staging area and their length. */
 GPUIO_FN char *gpuio_user_staging(const gpuio_channel *ch, gpuio_u64 *off, gpuio_u64 *len) {
   /* No channel (null, or not a descriptor this header speaks): NULL, 0 bytes. */
-  if (!ch || ch->magic != GPUIO_MAGIC || ch->version != GPUIO_ABI_VERSION) {
+  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC || ch->version != GPUIO_ABI_VERSION) {
     if (off) *off = 0;
     if (len) *len = 0;
     return nullptr;
@@ -1011,7 +1017,8 @@ GPUIO_FN gpuio_i64 gpuio_pread_async(const gpuio_channel *ch, gpuio_u32 ep, void
 
 /* 1 finished, 0 in flight, -EINVAL not a ticket in flight; never waits. */
 GPUIO_FN int gpuio_test(const gpuio_channel *ch, gpuio_ticket *t) {
-  if (!ch || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT) return -GPUIO_EINVAL;
+  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT)
+    return -GPUIO_EINVAL;
   gpuio_i64 ignored = 0;
   return gpuio_impl_poll(ch, &t->slot, &ignored);
 }
@@ -1020,7 +1027,8 @@ GPUIO_FN int gpuio_test(const gpuio_channel *ch, gpuio_ticket *t) {
  * finished or the channel's timeout passed (-ETIMEDOUT: the request is abandoned,
  * its slot freed when it completes). */
 GPUIO_FN gpuio_i64 gpuio_wait(const gpuio_channel *ch, gpuio_ticket *t) {
-  if (!ch || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT) return -GPUIO_EINVAL;
+  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT)
+    return -GPUIO_EINVAL;
   t->state = 0;
   gpuio_i64 res = 0;
   const int e = gpuio_impl_wait(ch, &t->slot, gpuio_impl_deadline_after(t->slot.timeout_ns), &res);
