@@ -852,8 +852,8 @@ fn close_in_flight(t: &Target<'_>) -> Result<String, String> {
 
 /// Every public call with `ch == nullptr` returns `-EINVAL` (and
 /// `gpuio_user_staging` NULL with 0 bytes) instead of reading through it; and so
-/// does every call with the kernel's descriptor 8 bytes on, an address that is not
-/// a descriptor's alignment.
+/// does every call with a copy of the kernel's descriptor 8 bytes past a 64-byte
+/// boundary, a descriptor in every word but its alignment.
 fn null_channel(t: &Target<'_>) -> Result<String, String> {
     let ch = (t.open)(ChannelConfig::default())?;
     let einval = -i64::from(libc::EINVAL);

@@ -639,15 +639,17 @@ GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
 /* Every public call with a null channel: each must return -EINVAL without reading
  * through it (gpuio_user_staging: NULL and 0 bytes). The null comes from params so
  * no compiler can fold it. params: [0] the channel to use (the host passes 0), or 1
- * for this kernel's own descriptor 8 bytes on (not a descriptor's alignment: the
- * same answers, from reading no more than its words' places allow);
+ * for a byte-for-byte copy of this kernel's descriptor 8 bytes past a 64-byte
+ * boundary: a descriptor in every word but its alignment, which every call must
+ * refuse as it refuses null (without the rule the copy would work);
  * out: [1..11) one result per call (see gpuio_device::kernels::NULL_CHANNEL_CALLS),
  * [11] gpuio_user_staging's pointer, [12] its offset, [13] its length. */
 #if GPUIO_CONF_IN(5)
 GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
-  const gpuio_channel *none =
-      p[0] == 1u ? (const gpuio_channel *)((const char *)ch + 8) : (const gpuio_channel *)p[0];
+  alignas(64) char copy[sizeof(gpuio_channel) + 64];
+  for (gpuio_u32 i = 0; i < sizeof(gpuio_channel); i++) copy[8 + i] = ((const char *)ch)[i];
+  const gpuio_channel *none = p[0] == 1u ? (const gpuio_channel *)(copy + 8) : (const gpuio_channel *)p[0];
   gpuio_i64 *out = (gpuio_i64 *)&p[1];
   char x[16];
   for (int i = 0; i < 16; i++) x[i] = 'N';
