@@ -648,8 +648,11 @@ GPUIO_KERNEL(gpuio_k_full_device)(const gpuio_channel *ch, gpuio_u64 *p) {
 GPUIO_KERNEL(gpuio_k_null_channel)(const gpuio_channel *ch, gpuio_u64 *p) {
   if (gpuio_global_thread_id() != 0) return;
   alignas(64) char copy[sizeof(gpuio_channel) + 64];
-  for (gpuio_u32 i = 0; i < sizeof(gpuio_channel); i++) copy[8 + i] = ((const char *)ch)[i];
-  const gpuio_channel *none = p[0] == 1u ? (const gpuio_channel *)(copy + 8) : (const gpuio_channel *)p[0];
+  const gpuio_channel *none = (const gpuio_channel *)p[0];
+  if (p[0] == 1u) {
+    for (gpuio_u32 i = 0; i < sizeof(gpuio_channel); i++) copy[8 + i] = ((const char *)ch)[i];
+    none = (const gpuio_channel *)(copy + 8);
+  }
   gpuio_i64 *out = (gpuio_i64 *)&p[1];
   char x[16];
   for (int i = 0; i < 16; i++) x[i] = 'N';

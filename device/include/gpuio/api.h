@@ -135,6 +135,14 @@ GPUIO_FN bool gpuio_impl_descriptor_address(const gpuio_channel *ch) {
   return ch != nullptr && ((gpuio_u64)ch & 63u) == 0u;
 }
 
+/* The descriptor is one gpuio made for this header: -EINVAL, -EPROTO or 0. Device
+ * memory only. */
+GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
+  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
+  if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
+  return 0;
+}
+
 /* The shared descriptor, where the counters live (and where the host sets `closing`
  * first). A kernel's `ch` is a device-local copy (every other field is read from it
  * without crossing PCIe); a descriptor that names no shared one is its own. */
@@ -585,14 +593,6 @@ GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_reque
 
 /* ------------------------------------------------------------ dispatch */
 
-/* The descriptor is one gpuio made for this header: -EINVAL, -EPROTO or 0. Device
- * memory only. */
-GPUIO_FN int gpuio_impl_check_descriptor(const gpuio_channel *ch) {
-  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
-  if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
-  return 0;
-}
-
 /* What a request needs of the descriptor before it takes a slot, read by
  * gpuio_impl_check_channel in the same trip as its checks. */
 typedef struct gpuio_impl_call {
@@ -790,7 +790,7 @@ GPUIO_FN gpuio_i64 gpuio_nop(const gpuio_channel *ch) {
  * stores their offset in the staging area and their length. */
 GPUIO_FN char *gpuio_user_staging(const gpuio_channel *ch, gpuio_u64 *off, gpuio_u64 *len) {
   /* No channel (null, or not a descriptor this header speaks): NULL, 0 bytes. */
-  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC || ch->version != GPUIO_ABI_VERSION) {
+  if (gpuio_impl_check_descriptor(ch) != 0) {
     if (off) *off = 0;
     if (len) *len = 0;
     return nullptr;

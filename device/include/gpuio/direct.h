@@ -639,12 +639,12 @@ GPUIO_FN int gpuio_direct_wait(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64
  * what the request reaches; on a socket or pipe read it holds one of the ring's capped
  * io workers (DirectBuilder::io_workers, core/src/direct/mod.rs) while it waits. */
 GPUIO_FN gpuio_i64 gpuio_direct_raw_sqe(const gpuio_channel *ch, const gpuio_sqe *sqe) {
-  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
-  if (ch->version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
+  int e = gpuio_impl_check_descriptor(ch);
+  if (e) return e;
   if (ch->transport != GPUIO_TRANSPORT_DIRECT) return -GPUIO_EPROTO;
   if (gpuio_impl_closing(ch)) return -GPUIO_ESHUTDOWN;
   gpuio_slot s;
-  int e = gpuio_direct_acquire(ch, &s, gpuio_impl_deadline(ch));
+  e = gpuio_direct_acquire(ch, &s, gpuio_impl_deadline(ch));
   if (e) return e;
   gpuio_direct_submit_sqe(ch, &s, sqe);
   gpuio_i64 res = 0;
