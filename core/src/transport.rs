@@ -330,6 +330,9 @@ impl CounterBlock {
     }
 }
 
+/// Idle rounds a [`Backoff`] spins before it yields.
+const SPIN_ROUNDS: u32 = 64;
+
 /// Sleeps that grow from a spin to `max`: host threads poll shared memory with this
 /// so an idle channel costs almost no CPU and a busy one answers at once. A thread
 /// spins, then yields, until it has been idle for [`Backoff::SPIN_FOR`]; then it
@@ -390,6 +393,11 @@ impl Backoff {
             ..Self::new(max)
         }
     }
+    /// Whether it is still in its first idle rounds, spinning (not yet yielding or
+    /// sleeping).
+    pub fn spinning(&self) -> bool {
+        self.idle_rounds < SPIN_ROUNDS
+    }
     /// Whether it has been idle long enough to sleep (not just spin or yield).
     pub fn sleeping(&self) -> bool {
         self.sleeps > 0
@@ -406,7 +414,7 @@ impl Backoff {
     pub fn idle(&mut self) -> Option<Duration> {
         self.idle_rounds = self.idle_rounds.saturating_add(1);
         let since = *self.idle_since.get_or_insert_with(std::time::Instant::now);
-        if self.idle_rounds <= 64 {
+        if self.idle_rounds <= SPIN_ROUNDS {
             std::hint::spin_loop();
             return None;
         }

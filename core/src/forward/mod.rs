@@ -245,6 +245,33 @@ pub struct ForwardBuilder {
     /// staging area 13.7–14.1 against 23.1–23.2); reads of one file or eight,
     /// and one file's writes, alike (33.1–36.7 GB/s, 3.05–3.69).
     pub forwarders: u32,
+    /// How long an idle forwarder, between passes over its entries, watches the
+    /// one entry its ring's next request comes to (the one after the last it took)
+    /// before passing over them all again; zero: no watch. A pass looks at each of
+    /// the forwarder's entries in turn, so a request published while one runs waits
+    /// for the pass's end, and a round trip's latency varied with where in the pass
+    /// its entry fell. Requests that come to another entry meanwhile (out of
+    /// position order) wait for the watch's end. [`DEFAULT_WATCH`] by default, or
+    /// [`WATCH_ENV`] (nanoseconds).
+    pub watch: Duration,
+}
+
+/// [`ForwardBuilder::watch`] unless said otherwise.
+pub const DEFAULT_WATCH: Duration = Duration::from_micros(2);
+
+/// The environment variable that sets [`ForwardBuilder::watch`]: nanoseconds, at
+/// most [`MOST_WATCH`]; 0 turns the watch off.
+pub const WATCH_ENV: &str = "GPUIO_FORWARD_WATCH_NS";
+
+/// The most [`WATCH_ENV`] may say (100 µs).
+pub const MOST_WATCH: Duration = Duration::from_micros(100);
+
+/// [`ForwardBuilder::watch`] from [`WATCH_ENV`]'s value, if set: nanoseconds up to
+/// [`MOST_WATCH`]; anything else is reported and leaves the default.
+fn watch_from(value: Option<&str>) -> Duration {
+    let most = MOST_WATCH.as_nanos() as usize;
+    let default = DEFAULT_WATCH.as_nanos() as usize;
+    Duration::from_nanos(amount_from(WATCH_ENV, "nanoseconds", value, default, most) as u64)
 }
 
 /// The environment variable that sets [`ForwardBuilder::forwarders`] (1 to 64).
@@ -281,8 +308,9 @@ pub const INLINE_READS_ENV: &str = "GPUIO_FORWARD_INLINE_READS";
 /// byte count up to [`MOST_INLINE_WRITES`]; anything else is reported and leaves
 /// the default.
 fn inline_writes_from(value: Option<&str>) -> usize {
-    bytes_from(
+    amount_from(
         INLINE_WRITES_ENV,
+        "bytes",
         value,
         DEFAULT_INLINE_WRITES,
         MOST_INLINE_WRITES,
@@ -292,12 +320,18 @@ fn inline_writes_from(value: Option<&str>) -> usize {
 /// [`ForwardBuilder::inline_reads`] from [`INLINE_READS_ENV`]'s value, if set: a
 /// byte count; anything else is reported and leaves the default.
 fn inline_reads_from(value: Option<&str>) -> usize {
-    bytes_from(INLINE_READS_ENV, value, DEFAULT_INLINE_READS, usize::MAX)
+    amount_from(
+        INLINE_READS_ENV,
+        "bytes",
+        value,
+        DEFAULT_INLINE_READS,
+        usize::MAX,
+    )
 }
 
-/// Environment variable `name`'s `value`, if set: a byte count up to `most`;
+/// Environment variable `name`'s `value`, if set: a count of `unit` up to `most`;
 /// anything else is reported and gives `default`.
-fn bytes_from(name: &str, value: Option<&str>, default: usize, most: usize) -> usize {
+fn amount_from(name: &str, unit: &str, value: Option<&str>, default: usize, most: usize) -> usize {
     let Some(v) = value else {
         return default;
     };
@@ -306,7 +340,7 @@ fn bytes_from(name: &str, value: Option<&str>, default: usize, most: usize) -> u
         _ => {
             tracing::warn!(
                 value = v,
-                "{name} is not a byte count up to {most}; using {default}"
+                "{name} is not a count of {unit} up to {most}; using {default}"
             );
             default
         }
@@ -377,6 +411,7 @@ impl Default for ForwardBuilder {
             wq_share: wq_share_from(std::env::var(WQ_SHARE_ENV).ok().as_deref()),
             route_writes: std::env::var(ROUTE_WRITES_ENV).map_or(true, |v| v.trim() != "0"),
             forwarders: count_env(FORWARDERS_ENV),
+            watch: watch_from(std::env::var(WATCH_ENV).ok().as_deref()),
         }
     }
 }
@@ -455,6 +490,8 @@ impl TransportBuilder for ForwardBuilder {
                 quiet: self.quiet,
                 fixed_files: self.fixed_files,
                 entries: first..first + span as usize,
+                ring_slots: per as usize,
+                watch: self.watch,
                 lead: r == 0,
                 inline_writes: self.inline_writes,
                 inline_reads: self.inline_reads,

@@ -12,7 +12,7 @@ use crate::memory::{HostMemory, MemoryProvider};
 use crate::{Access, Channel, ChannelConfig, Endpoint, EndpointKind, KeepAlive};
 
 use super::queue::{stamp_of, Entry, Words};
-use super::ForwardBuilder;
+use super::{ForwardBuilder, DEFAULT_WATCH};
 
 /// Plays the device on a channel opened with HostMemory (host == device addresses).
 /// Holds the channel's memory alive, like a launched kernel.
@@ -512,16 +512,42 @@ fn rows_read_back(builder: ForwardBuilder) {
 
 #[test]
 fn entries_are_taken_in_any_order() {
-    let file = tempfile::tempfile().unwrap();
-    let ch = open(
-        &ForwardBuilder::default(),
-        vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
-    );
-    let dev = FakeDevice::new(&ch);
-    // Position 0 never comes (its caller gave up, say): 1 is served anyway.
-    assert_eq!(dev.run(1, req(op::NOP, 0, 0, 0, 0)), 0);
-    assert_eq!(dev.done(0), None);
-    assert!(ch.close().is_clean());
+    // Without a watch, with the default one, and with one far longer than the
+    // test: an idle forwarder watches the entry after the last it took, and a
+    // request that comes elsewhere is taken once the watch ends.
+    for watch in [Duration::ZERO, DEFAULT_WATCH, Duration::from_millis(20)] {
+        let file = tempfile::tempfile().unwrap();
+        let ch = open(
+            &ForwardBuilder {
+                watch,
+                ..ForwardBuilder::default()
+            },
+            vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+        );
+        let dev = FakeDevice::new(&ch);
+        // Position 0 never comes (its caller gave up, say): 1 is served anyway,
+        // and so are 3 and 2, published the wrong way round.
+        assert_eq!(dev.run(1, req(op::NOP, 0, 0, 0, 0)), 0, "{watch:?}");
+        assert_eq!(dev.done(0), None);
+        dev.publish(3, req(op::NOP, 0, 0, 0, 0));
+        dev.publish(2, req(op::NOP, 0, 0, 0, 0));
+        assert_eq!(dev.wait(3), 0, "{watch:?}");
+        assert_eq!(dev.wait(2), 0, "{watch:?}");
+        assert!(ch.close().is_clean());
+    }
+}
+
+#[test]
+fn watch_comes_from_nanoseconds_up_to_100_us_and_anything_else_keeps_the_default() {
+    use super::{watch_from, MOST_WATCH};
+    assert_eq!(watch_from(None), DEFAULT_WATCH);
+    assert_eq!(watch_from(Some("0")), Duration::ZERO, "0: no watch");
+    assert_eq!(watch_from(Some(" 1500 ")), Duration::from_nanos(1500));
+    let most = MOST_WATCH.as_nanos().to_string();
+    assert_eq!(watch_from(Some(&most)), MOST_WATCH);
+    for bad in ["", "2us", "-1", "100001", "lots"] {
+        assert_eq!(watch_from(Some(bad)), DEFAULT_WATCH, "{bad:?}");
+    }
 }
 
 #[test]
