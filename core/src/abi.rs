@@ -65,8 +65,10 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"GPIO");
 /// credits and free words side by side; the device reads `closing` from its own
 /// copy of the descriptor; 9: [`QueueRing::tail`] has a line of its own; 12: a
 /// cell's header is one 8-byte stamp, [`CellHeader`]; 13: a forward entry holds its
-/// request as marked words, [`forward_words`]).
-pub const ABI_VERSION: u32 = 13;
+/// request as marked words, [`forward_words`]; 14: [`Channel::closing`] beside the
+/// magic, [`Channel::forward`] 16-byte aligned, so a call's checks and forward's
+/// take read their words in five 16-byte loads).
+pub const ABI_VERSION: u32 = 14;
 
 /// How requests travel. `Channel::transport`.
 #[repr(u32)]
@@ -166,8 +168,14 @@ pub struct Channel {
     pub version: u32,
     /// A [`TransportKind`] as `u32`; the header dispatches on it at run time.
     pub transport: u32,
-    /// Reserved, zero.
-    pub flags: u32,
+    /// Set to 1 by the host when `close()` begins: in the shared descriptor
+    /// (release), then in the kernel's device-local copy (`LocalMemory::store_u32`,
+    /// a copy that waits for no kernel). New device calls then fail with
+    /// `-ESHUTDOWN` and are never submitted. The device reads its own copy: a call
+    /// checks it without crossing PCIe (on an H100 the shared word's read was 1.4 of
+    /// a NOP's 9.9 µs), and so does the direct transport's close handshake
+    /// (`crate::direct`).
+    pub closing: u32,
     /// Longest a single device call waits, in nanoseconds, before `-ETIMEDOUT`.
     pub timeout_ns: u64,
     /// Device address of the staging area.
@@ -185,23 +193,18 @@ pub struct Channel {
     pub endpoint_count: u32,
     /// Endpoint `gpuio_printf` writes to; -1 when the host registered none.
     pub stdout_endpoint: i32,
-    /// Set to 1 by the host when `close()` begins: in the shared descriptor
-    /// (release), then in the kernel's device-local copy (`LocalMemory::store_u32`,
-    /// a copy that waits for no kernel). New device calls then fail with
-    /// `-ESHUTDOWN` and are never submitted. The device reads its own copy: a call
-    /// checks it without crossing PCIe (on an H100 the shared word's read was 1.4 of
-    /// a NOP's 9.9 µs), and so does the direct transport's close handshake
-    /// (`crate::direct`).
-    pub closing: u32,
+    /// Reserved, zero.
+    pub flags: u32,
     pub _pad0: u32,
+    pub direct: DirectRing,
+    /// At offset 192, 16-byte aligned: the take reads it in two 16-byte loads.
+    pub forward: ForwardQueue,
     /// Device address of the shared descriptor, where `stats` live (and the host's
     /// `closing`). A kernel is given a copy of the descriptor (and of the endpoint
     /// table) in device-local memory, so the fields it reads on every call cost no
     /// PCIe round trip; only `stats` is reached through this pointer.
     /// In the shared descriptor it points to itself.
     pub shared: u64,
-    pub direct: DirectRing,
-    pub forward: ForwardQueue,
     pub mailbox: Mailbox,
     /// Device address of `Queue[queue_count]`: the host queues' rings (see [`Queue`]).
     /// A host-queue endpoint names its entry by `Endpoint::queue`.

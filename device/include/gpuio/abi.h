@@ -43,7 +43,7 @@ static_assert(sizeof(gpuio_u64) == 8, "u64");
 static_assert(sizeof(void *) == 8, "gpuio needs 64-bit pointers");
 
 #define GPUIO_MAGIC 0x4f495047u /* "GPIO" little-endian */
-#define GPUIO_ABI_VERSION 13u
+#define GPUIO_ABI_VERSION 14u
 
 #define GPUIO_TRANSPORT_DIRECT 1u
 #define GPUIO_TRANSPORT_FORWARD 2u
@@ -249,7 +249,9 @@ typedef struct alignas(64) gpuio_stats {
 } gpuio_stats;
 
 typedef struct alignas(64) gpuio_channel {
-  gpuio_u32 magic, version, transport, flags;
+  /* The words every call reads first, in one 16-byte load (gpuio_impl_check_channel):
+   * closing: read through the kernel's own copy (gpuio_impl_closing). */
+  gpuio_u32 magic, version, transport, closing;
   gpuio_u64 timeout_ns;
   gpuio_u64 staging;      /* device address */
   gpuio_u64 staging_host; /* host address of the same bytes */
@@ -258,11 +260,11 @@ typedef struct alignas(64) gpuio_channel {
   gpuio_u64 endpoints; /* device address of gpuio_endpoint[endpoint_count] */
   gpuio_u32 endpoint_count;
   gpuio_i32 stdout_endpoint;
-  gpuio_u32 closing, _pad0; /* closing: read through `shared` (gpuio_impl_shared) */
-  gpuio_u64 shared;         /* the shared descriptor: closing and stats live there; a
-                               kernel is given a device-local copy (abi.rs) */
+  gpuio_u32 flags, _pad0; /* flags: reserved, zero */
   gpuio_direct_ring direct;
-  gpuio_forward_queue forward;
+  gpuio_forward_queue forward; /* at 192: two 16-byte loads (gpuio_impl_call_load) */
+  gpuio_u64 shared;            /* the shared descriptor: closing and stats live there; a
+                                  kernel is given a device-local copy (abi.rs) */
   gpuio_mailbox mailbox;
   gpuio_u64 queues; /* device address of gpuio_queue[queue_count] */
   gpuio_u32 queue_count;

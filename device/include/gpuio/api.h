@@ -167,11 +167,11 @@ GPUIO_FN gpuio_u64 gpuio_impl_deadline_after(gpuio_u64 timeout_ns) { return gpui
 GPUIO_FN gpuio_u64 gpuio_impl_deadline(const gpuio_channel *ch) { return gpuio_impl_deadline_after(ch->timeout_ns); }
 GPUIO_FN bool gpuio_impl_past(gpuio_u64 deadline) { return gpuio_now_ns() > deadline; }
 
-/* Points a slot at staging chunk `index`. */
-GPUIO_FN void gpuio_impl_slot_bind(const gpuio_channel *ch, gpuio_slot *s, gpuio_u32 index) {
-  s->index = index;
-  s->staging_off = (gpuio_u64)index * ch->slot_size;
-  s->staging = gpuio_ptr<char>(ch->staging) + s->staging_off;
+/* Points a taken slot at its staging chunk (chunk s->index of the staging area at
+ * device address `staging`, `slot_size` bytes each). */
+GPUIO_FN void gpuio_impl_slot_stage(gpuio_slot *s, gpuio_u64 staging, gpuio_u32 slot_size) {
+  s->staging_off = (gpuio_u64)s->index * slot_size;
+  s->staging = gpuio_ptr<char>(staging) + s->staging_off;
 }
 
 /* Words a copy loads before it stores any. One side of most copies is the staging
@@ -501,8 +501,9 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_u32
   return r;
 }
 
-/* Claims a slot through its turn and binds the staging chunk: 0 with s->pos and
- * s->index set, or -ETIMEDOUT / -ESHUTDOWN holding nothing. `tt` says where the
+/* Claims a slot through its turn: 0 with s->pos, s->index and s->turn set (the
+ * transport then points it at its staging chunk, gpuio_impl_slot_stage), or
+ * -ETIMEDOUT / -ESHUTDOWN holding nothing. `tt` says where the
  * slots' turns and the rings' position counters are (slot i owns staging chunk i);
  * the call starts on ring `ring`.
  *
@@ -550,7 +551,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
    * index and lap name for the channel, as for a transport of one ring. */
   const gpuio_u32 index = k.ring * tt->per + gpuio_impl_turn_within(tt, k.pos);
   s->pos = gpuio_impl_turn_lap(tt, k.pos) * ((gpuio_u64)tt->per * tt->rings) + index;
-  gpuio_impl_slot_bind(ch, s, index);
+  s->index = index;
   s->turn = gpuio_impl_turn_at(tt->base, tt->stride, index);
   s->shared = nullptr;
   return 0;
@@ -587,19 +588,42 @@ GPUIO_FN int gpuio_impl_check_request(const gpuio_channel *ch, const gpuio_reque
   return 0;
 }
 
-#include "gpuio/direct.h"
-#include "gpuio/forward.h"
-#include "gpuio/mailbox.h"
-
-/* ------------------------------------------------------------ dispatch */
-
-/* What a request needs of the descriptor before it takes a slot, read by
- * gpuio_impl_check_channel in the same trip as its checks. */
+/* What a request needs of the descriptor before it takes a slot, loaded with its
+ * checks (gpuio_impl_check_channel) as one batch: the channel's words every
+ * transport uses, and forward's take words (forward is the transport a machine
+ * with an NVIDIA GPU runs by default; the others read theirs when they take).
+ * Words that stay put for the kernel's life, each loaded once by the call. */
 typedef struct gpuio_impl_call {
   gpuio_u32 transport;
-  gpuio_u64 timeout_ns;
   gpuio_u32 route; /* forward's ring group for this request (gpuio_impl_route), 0: none */
+  gpuio_u64 timeout_ns;
+  gpuio_u64 staging;    /* the staging area's device address */
+  gpuio_u64 sizes;      /* slot_size (low 32 bits), slots (high) */
+  gpuio_u64 forward[4]; /* entries, state, slot_state, rings | write_group << 32 */
 } gpuio_impl_call;
+
+/* The call's words after the first 16 bytes (gpuio_impl_check_channel loads those),
+ * in four 16-byte loads that the compiler leaves where they stand
+ * (gpuio_ld_fixed_pair): a batch of loads is one trip to L2 only while it is a few
+ * instructions - a lone thread's batch of 4 or 6 loads took one trip's time, 8 two,
+ * 12 three and 16 four (H100, 2026-12-07, run 212: 168, 172, 327, 486 and 635 ns
+ * after an acquire had emptied L1, where one load took 154), which is why reading
+ * forward's words with the checks as sixteen strong loads was no faster than two
+ * trips (run 201), and seven loads (ABI 13's layout: forward's words across three
+ * 16-byte chunks) made the checks two trips (run 213). ABI 14 puts `closing` beside
+ * the magic and forward's block at 192, so the checks and these are five loads.
+ * The offsets are asserted where the ABI's are (device/abi/asserts.cpp: NVRTC
+ * before 13.4 has no offsetof for a static_assert here). */
+GPUIO_FN void gpuio_impl_call_load(const gpuio_channel *ch, gpuio_impl_call *c) {
+  const char *d = (const char *)ch;
+  gpuio_u64 endpoints = 0;
+  gpuio_ld_fixed_pair(d + 16, &c->timeout_ns, &c->staging);
+  gpuio_ld_fixed_pair(d + 48, &c->sizes, &endpoints);
+  gpuio_ld_fixed_pair(d + 192, &c->forward[0], &c->forward[1]);
+  gpuio_ld_fixed_pair(d + 208, &c->forward[2], &c->forward[3]);
+  (void)endpoints;
+  c->route = 0u;
+}
 
 /* The ring group a request asks for (forward: gpuio_forward_route): endpoint + 1
  * for a positioned write longer than GPUIO_FORWARD_ROUTE_MIN, else 0. */
@@ -607,27 +631,35 @@ GPUIO_FN gpuio_u32 gpuio_impl_route(gpuio_u32 op, gpuio_u32 ep, gpuio_u64 len) {
   return op == GPUIO_OP_PWRITE && len > GPUIO_FORWARD_ROUTE_MIN ? ep + 1u : 0u;
 }
 
+#include "gpuio/direct.h"
+#include "gpuio/forward.h"
+#include "gpuio/mailbox.h"
+
+/* ------------------------------------------------------------ dispatch */
+
+
 /* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing: what
  * every request checks first, and (where asked for) what the call needs next in
  * *call. Host queues and printf logs check only the descriptor and learn of closing
  * from their rings' polls (gpuio/queue.h), so that a message costs no read across
  * PCIe. */
 GPUIO_FN int gpuio_impl_check_channel(const gpuio_channel *ch, gpuio_impl_call *call = nullptr) {
-  if (!gpuio_impl_descriptor_address(ch)) return -GPUIO_EINVAL;
+  if (!gpuio_impl_descriptor_address(ch)) return -GPUIO_EINVAL; /* a 16-byte load would fault */
   /* Every word is loaded before any is tested, so the loads are in flight together:
    * one trip to L2, not one per test or per use (each ~100-240 ns on an H100-class
    * GPU, where the previous call's acquire emptied L1: measured with ncu on an
-   * H200, 2026-11-27). Strong loads, which the compiler keeps in this order, ahead
-   * of the tests. All lie in the descriptor's first cache line, so a pointer that
-   * is not one is read no further than that. */
-  const bool closing = gpuio_impl_closing(ch);
-  const gpuio_u32 magic = gpuio_ld_relaxed_32(&ch->magic);
-  const gpuio_u32 version = gpuio_ld_relaxed_32(&ch->version);
-  const gpuio_u32 transport = call ? gpuio_ld_relaxed_32(&ch->transport) : 0u;
-  const gpuio_u64 timeout_ns = call ? gpuio_ld_relaxed_64(&ch->timeout_ns) : 0u;
-  if (magic != GPUIO_MAGIC) return -GPUIO_EINVAL;
-  if (version != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
-  if (call) *call = gpuio_impl_call{transport, timeout_ns, 0u};
+   * H200, 2026-11-27). Loads the compiler keeps in this order, ahead of the tests:
+   * the first 16 bytes strong (`closing` is there, which the host sets while the
+   * kernel runs; gpuio_impl_closing says why relaxed), the rest words that stay put
+   * (gpuio_impl_call_load). Without a call to fill, only the first 16 bytes are read
+   * before the magic is checked; with one, up to the end of the forward block. */
+  gpuio_u64 head = 0, kind = 0; /* magic | version << 32, transport | closing << 32 */
+  gpuio_ld_relaxed_pair(ch, &head, &kind);
+  if (call) gpuio_impl_call_load(ch, call);
+  if ((gpuio_u32)head != GPUIO_MAGIC) return -GPUIO_EINVAL;
+  if ((gpuio_u32)(head >> 32) != GPUIO_ABI_VERSION) return -GPUIO_EPROTO;
+  if (call) call->transport = (gpuio_u32)kind;
+  const bool closing = (gpuio_u32)(kind >> 32) != 0u;
   return closing ? -GPUIO_ESHUTDOWN : 0;
 }
 
@@ -650,13 +682,15 @@ GPUIO_FN int gpuio_impl_acquire_on(const gpuio_channel *ch, const gpuio_impl_cal
   s->timeout_ns = c->timeout_ns;
   switch (transport) {
   case GPUIO_TRANSPORT_DIRECT: return gpuio_direct_acquire(ch, s, deadline);
-  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire(ch, s, deadline, c->route));
+  case GPUIO_TRANSPORT_FORWARD: return gpuio_impl_count_timeout(ch, gpuio_forward_acquire_with(ch, c, s, deadline));
   case GPUIO_TRANSPORT_MAILBOX: return gpuio_impl_count_timeout(ch, gpuio_mailbox_acquire(ch, s, deadline));
   default: return -GPUIO_EPROTO;
   }
 }
 GPUIO_FN int gpuio_impl_acquire(const gpuio_channel *ch, gpuio_slot *s) {
-  const gpuio_impl_call c = {ch->transport, ch->timeout_ns, 0u};
+  gpuio_impl_call c;
+  gpuio_impl_call_load(ch, &c);
+  c.transport = ch->transport;
   return gpuio_impl_acquire_on(ch, &c, s);
 }
 

@@ -20,6 +20,16 @@
  *   gpuio_st_release_{32,64}     system-scope release store (publish to the other side)
  *   gpuio_ld_relaxed_{32,64}     system-scope relaxed load (volatile read)
  *   gpuio_st_relaxed_{32,64}     system-scope relaxed store
+ *   gpuio_ld_relaxed_pair(p, a, b)
+ *                                system-scope relaxed load of two adjacent words, in one
+ *                                16-byte load where the target has one (p 16-byte
+ *                                aligned)
+ *   gpuio_ld_fixed_pair(p, a, b) two adjacent words nobody writes while the kernel runs
+ *                                (the descriptor's), in one 16-byte load where they stand
+ *                                in the code (p 16-byte aligned). On CUDA a weak load the
+ *                                compiler may not move, so that a batch of them is in
+ *                                flight together, and fewer load instructions make fewer
+ *                                trips to L2 (see gpuio_impl_check_channel)
  *   gpuio_fence_sc()             sequentially consistent fence, system scope
  *   gpuio_ld_acquire_dev_{32,64}, gpuio_st_release_dev_{32,64}, gpuio_fence_dev(),
  *   gpuio_fence_sc_dev()
@@ -116,6 +126,18 @@ GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) {
   gpuio_u64 v;
   asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
+}
+GPUIO_FN void gpuio_ld_relaxed_pair(const void *p, gpuio_u64 *a, gpuio_u64 *b) {
+  gpuio_u64 x, y;
+  asm volatile("ld.relaxed.sys.v2.u64 {%0, %1}, [%2];" : "=l"(x), "=l"(y) : "l"(p) : "memory");
+  *a = x;
+  *b = y;
+}
+GPUIO_FN void gpuio_ld_fixed_pair(const void *p, gpuio_u64 *a, gpuio_u64 *b) {
+  gpuio_u64 x, y;
+  asm volatile("ld.v2.u64 {%0, %1}, [%2];" : "=l"(x), "=l"(y) : "l"(p) : "memory");
+  *a = x;
+  *b = y;
 }
 GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) {
   asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -266,6 +288,11 @@ GPUIO_FN void gpuio_st_release_32(gpuio_u32 *p, gpuio_u32 v) { __hip_atomic_stor
 GPUIO_FN void gpuio_st_release_64(gpuio_u64 *p, gpuio_u64 v) { __hip_atomic_store(p, v, __ATOMIC_RELEASE, GPUIO_SYS); }
 GPUIO_FN gpuio_u32 gpuio_ld_relaxed_32(const gpuio_u32 *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, GPUIO_SYS); }
 GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, GPUIO_SYS); }
+GPUIO_FN void gpuio_ld_relaxed_pair(const void *p, gpuio_u64 *a, gpuio_u64 *b) {
+  *a = gpuio_ld_relaxed_64((const gpuio_u64 *)p);
+  *b = gpuio_ld_relaxed_64((const gpuio_u64 *)p + 1);
+}
+GPUIO_FN void gpuio_ld_fixed_pair(const void *p, gpuio_u64 *a, gpuio_u64 *b) { gpuio_ld_relaxed_pair(p, a, b); }
 GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
 GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __hip_atomic_store(p, v, __ATOMIC_RELAXED, GPUIO_SYS); }
 GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
@@ -397,6 +424,11 @@ GPUIO_FN void gpuio_st_release_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(
 GPUIO_FN void gpuio_st_release_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 GPUIO_FN gpuio_u32 gpuio_ld_relaxed_32(const gpuio_u32 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 GPUIO_FN gpuio_u64 gpuio_ld_relaxed_64(const gpuio_u64 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+GPUIO_FN void gpuio_ld_relaxed_pair(const void *p, gpuio_u64 *a, gpuio_u64 *b) {
+  *a = gpuio_ld_relaxed_64((const gpuio_u64 *)p);
+  *b = gpuio_ld_relaxed_64((const gpuio_u64 *)p + 1);
+}
+GPUIO_FN void gpuio_ld_fixed_pair(const void *p, gpuio_u64 *a, gpuio_u64 *b) { gpuio_ld_relaxed_pair(p, a, b); }
 GPUIO_FN void gpuio_st_relaxed_32(gpuio_u32 *p, gpuio_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 GPUIO_FN void gpuio_st_relaxed_64(gpuio_u64 *p, gpuio_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 GPUIO_FN void gpuio_fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

@@ -485,6 +485,7 @@ GPUIO_FN int gpuio_direct_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_
                                ch->slots, 1u};
   const gpuio_direct_reclaim reclaim = {ch};
   const int e = gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
+  if (!e) gpuio_impl_slot_stage(s, ch->staging, ch->slot_size);
   gpuio_direct_count_timeout(ch, e);
   s->flags = 0;
   return e;

@@ -81,23 +81,22 @@ GPUIO_FN gpuio_u32 gpuio_forward_route(gpuio_u32 ring, gpuio_u32 rings, gpuio_u3
 
 /* Claims a slot (gpuio_impl_turn_acquire: warp-cooperative, turns per slot) and
  * binds it to that slot's staging chunk: 0, or -ETIMEDOUT / -ESHUTDOWN holding
- * nothing. `route`: the ring group the request asks for (gpuio_forward_route). */
-GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_u32 route = 0u) {
+ * nothing. `c`: the descriptor's words, loaded with the call's checks
+ * (gpuio_impl_call_load) - after the previous call's acquire emptied L1, each word
+ * read here would cost this take a trip to L2 of its own - and the ring group the
+ * request asks for (c->route, gpuio_forward_route). */
+GPUIO_FN int gpuio_forward_acquire_with(const gpuio_channel *ch, const gpuio_impl_call *c, gpuio_slot *s,
+                                        gpuio_u64 deadline) {
   /* This warp's ring: its own positions, its share of the slots, its forwarder.
    * The host makes the ring count a power of two; another is served by a division
    * (for one thread a few dozen dependent instructions, ~55 ns on an H200 by ncu,
    * 2026-11-27). */
-  /* Every word this needs is loaded before the first test, in one trip to L2 (the
-   * entries before the slot is taken, too: its acquire drops the descriptor from
-   * L1). Strong loads, which the compiler issues here and in this order rather than
-   * after the test (where they were a trip of their own, ~100 ns: H200, ncu,
-   * 2026-11-27). */
-  const gpuio_u32 rings_word = gpuio_ld_relaxed_32(&ch->forward.rings);
-  const gpuio_u32 group = gpuio_ld_relaxed_32(&ch->forward.write_group);
-  const gpuio_u32 slots = gpuio_ld_relaxed_32(&ch->slots);
-  gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(gpuio_ld_relaxed_64(&ch->forward.state));
-  gpuio_turn *turns = gpuio_ptr<gpuio_turn>(gpuio_ld_relaxed_64(&ch->forward.slot_state));
-  gpuio_forward_entry *entries = gpuio_ptr<gpuio_forward_entry>(gpuio_ld_relaxed_64(&ch->forward.entries));
+  const gpuio_u32 rings_word = (gpuio_u32)c->forward[3];
+  const gpuio_u32 group = (gpuio_u32)(c->forward[3] >> 32);
+  const gpuio_u32 slots = (gpuio_u32)(c->sizes >> 32);
+  gpuio_forward_entry *entries = gpuio_ptr<gpuio_forward_entry>(c->forward[0]);
+  gpuio_forward_state *st = gpuio_ptr<gpuio_forward_state>(c->forward[1]);
+  gpuio_turn *turns = gpuio_ptr<gpuio_turn>(c->forward[2]);
   const gpuio_u32 rings = rings_word ? rings_word : 1u;
   const bool pow2 = (rings & (rings - 1u)) == 0u;
   const gpuio_u32 per = pow2 ? slots >> gpuio_ctz_32(rings) : slots / rings;
@@ -106,12 +105,22 @@ GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
   gpuio_u32 ring = (gpuio_u32)(pow2 ? warp & (rings - 1u) : warp % rings);
   /* Groups only where the host made them: powers of two, several of them. */
   if (pow2 && group > 1u && group < rings && (group & (group - 1u)) == 0u)
-    ring = gpuio_forward_route(ring, rings, group, route);
+    ring = gpuio_forward_route(ring, rings, group, c->route);
   const gpuio_impl_turns tt = {turns, sizeof(gpuio_turn), &st->reserve, sizeof(gpuio_forward_state), per, rings};
   const gpuio_forward_reclaim reclaim = {ch};
   const int e = gpuio_impl_turn_acquire(ch, &tt, ring, s, deadline, reclaim);
-  if (!e) s->shared = (char *)(entries + s->index);
-  return e;
+  if (e) return e;
+  gpuio_impl_slot_stage(s, c->staging, (gpuio_u32)c->sizes);
+  s->shared = (char *)(entries + s->index);
+  return 0;
+}
+
+/* The same, loading the descriptor's words itself. */
+GPUIO_FN int gpuio_forward_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio_u64 deadline, gpuio_u32 route = 0u) {
+  gpuio_impl_call c;
+  gpuio_impl_call_load(ch, &c);
+  c.route = route;
+  return gpuio_forward_acquire_with(ch, &c, s, deadline);
 }
 
 /* `r` as the entry's words (abi.rs, forward_words::encode): each marked SET, so the

@@ -85,8 +85,10 @@ GPUIO_FN int gpuio_mailbox_acquire(const gpuio_channel *ch, gpuio_slot *s, gpuio
                                (gpuio_u64 *)gpuio_mailbox_turn_at(ch, n), 0u, n, 1u};
   const gpuio_mailbox_reclaim reclaim = {ch};
   const int e = gpuio_impl_turn_acquire(ch, &tt, 0u, s, deadline, reclaim);
-  if (!e) s->shared = (char *)gpuio_mailbox_port_at(ch, s->index);
-  return e;
+  if (e) return e;
+  gpuio_impl_slot_stage(s, ch->staging, ch->slot_size);
+  s->shared = (char *)gpuio_mailbox_port_at(ch, s->index);
+  return 0;
 }
 
 /* Writes the request into the port and hands the port to the host. */
