@@ -347,17 +347,22 @@ fn a_kernel_written_from_the_docs_alone_compares_byte_identical_on_every_cpu_pai
 #[test]
 fn a_kernel_that_sets_its_own_first_poll_pause_still_gets_every_answer_right() {
     // The host target does not pause by default (GPUIO_FIRST_POLL_NS 0): a kernel
-    // that defines it runs the pause's spin on every synchronous call.
+    // that defines it runs the pause's spin on every synchronous call, and one that
+    // defines forward's alone on forward's.
     let dir = tempfile::tempdir().unwrap();
-    let kernel = dir.path().join("paused.cu");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/count_slices.cu");
     let text = std::fs::read_to_string(source).unwrap();
-    std::fs::write(
-        &kernel,
-        format!("#define GPUIO_FIRST_POLL_NS 20000u\n{text}"),
-    )
-    .unwrap();
-    count_slices_compares_byte_identical(&kernel);
+    for (name, define) in [
+        ("paused.cu", "#define GPUIO_FIRST_POLL_NS 20000u"),
+        (
+            "forward_paused.cu",
+            "#define GPUIO_FIRST_POLL_FORWARD_NS 20000u",
+        ),
+    ] {
+        let kernel = dir.path().join(name);
+        std::fs::write(&kernel, format!("{define}\n{text}")).unwrap();
+        count_slices_compares_byte_identical(&kernel);
+    }
 }
 
 /// `target/<profile>/examples/<name>`, built by `cargo test` beside this test.

@@ -33,10 +33,11 @@
  * direct's NOP 16.6-16.8 against 16.3-16.4; in one run each, NOPs from the whole
  * device 26.8 against 28.1 M/s and 64 B pwrites from 64 threads 2.00 against 3.30
  * M/s. gpuio's own kernels that test many calls each are compiled out of line.
- * Polling. A synchronous call on forward or mailbox waits GPUIO_FIRST_POLL_NS (350 ns)
- * after handing its request over before its first read of the answer across PCIe,
- * which would otherwise come back empty and cost a whole read more (gpuio/api.h
- * says what was measured); a kernel may define its own before including gpuio.h.
+ * Polling. A synchronous call on forward waits GPUIO_FIRST_POLL_FORWARD_NS (250 ns),
+ * on mailbox GPUIO_FIRST_POLL_NS (350 ns), after handing its request over before its
+ * first read of the answer across PCIe, which would otherwise come back empty and
+ * cost a whole read more (gpuio/api.h says what was measured); a kernel may define
+ * its own before including gpuio.h (GPUIO_FIRST_POLL_NS alone sets both).
  * Kernels are written in terms of global thread ids: there are no block ids,
  * shared memory or barriers, because the CPU device runs every thread on its own.
  * Endpoints are indices into the host's table (`gpuio run --file` order), never fds.

@@ -742,14 +742,31 @@ GPUIO_FN int gpuio_impl_poll(const gpuio_channel *ch, gpuio_slot *s, gpuio_i64 *
  * 350 / 600 / 900), though its first read now finds the answer in 32-98 % of a
  * repeat's calls against 97-99 % at 600: a miss costs a read across PCIe, a longer
  * pause costs every call. Only a synchronous call pauses: an asynchronous one's wait
- * comes when its caller asks, often after the answer. A kernel may define
- * GPUIO_FIRST_POLL_NS before including gpuio.h; emulated threads (the host target)
- * do not pause. AMD GPUs take the same 350 ns, not measured there (none is lent). */
+ * comes when its caller asks, often after the answer.
+ * Forward pauses less since its forwarder watches the entry the next request comes
+ * to (core/src/forward, ForwardBuilder::watch), which answers sooner: H100,
+ * 2026-12-07, run 215, four interleaved rounds of three repeats each, forward NOP
+ * p50 3.65-3.68 us at 350 against 3.55-3.58 at 250 and 3.49-3.52 at 175, the first
+ * read finding the answer in 68-100 % / 66-98 % / 51-83 % of a repeat's calls
+ * (with ABI 14's loads: 3.55-3.62 at 350, 3.49-3.52 at 250, 75-99 % at 250). 175
+ * sits near the edge where a miss costs a PCIe read; 250 does not.
+ * A kernel may define GPUIO_FIRST_POLL_NS (every transport) or
+ * GPUIO_FIRST_POLL_FORWARD_NS (forward alone) before including gpuio.h; emulated
+ * threads (the host target) do not pause. AMD GPUs take the same pauses, not
+ * measured there (none is lent). */
 #ifndef GPUIO_FIRST_POLL_NS
 #if defined(GPUIO_TARGET_HOST)
 #define GPUIO_FIRST_POLL_NS 0u
 #else
 #define GPUIO_FIRST_POLL_NS 350u
+#define GPUIO_FIRST_POLL_FORWARD_DEFAULT_NS 250u
+#endif
+#endif
+#ifndef GPUIO_FIRST_POLL_FORWARD_NS
+#if defined(GPUIO_FIRST_POLL_FORWARD_DEFAULT_NS)
+#define GPUIO_FIRST_POLL_FORWARD_NS GPUIO_FIRST_POLL_FORWARD_DEFAULT_NS
+#else
+#define GPUIO_FIRST_POLL_FORWARD_NS GPUIO_FIRST_POLL_NS
 #endif
 #endif
 /* Spins `ns` on the clock (none: no clock read), the lanes of a warp together: a
@@ -762,7 +779,7 @@ GPUIO_FN void gpuio_impl_spin_ns(gpuio_u64 ns) {
 }
 GPUIO_FN void gpuio_impl_first_poll_pause(const gpuio_slot *s) {
   if (s->transport == GPUIO_TRANSPORT_DIRECT) return; /* direct's answers are device-local */
-  gpuio_impl_spin_ns(GPUIO_FIRST_POLL_NS);
+  gpuio_impl_spin_ns(s->transport == GPUIO_TRANSPORT_FORWARD ? GPUIO_FIRST_POLL_FORWARD_NS : GPUIO_FIRST_POLL_NS);
 }
 
 /* Submits `r` in a slot already acquired and waits: 0 with *result set and the
