@@ -637,7 +637,6 @@ GPUIO_FN gpuio_u32 gpuio_impl_route(gpuio_u32 op, gpuio_u32 ep, gpuio_u64 len) {
 
 /* ------------------------------------------------------------ dispatch */
 
-
 /* gpuio_impl_check_descriptor, then -ESHUTDOWN once the host began closing: what
  * every request checks first, and (where asked for) what the call needs next in
  * *call. Host queues and printf logs check only the descriptor and learn of closing
