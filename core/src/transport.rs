@@ -330,6 +330,60 @@ impl CounterBlock {
     }
 }
 
+/// How long an idle host thread that serves the device's requests (a forwarder, a
+/// mailbox server) watches the one place the device's next request most likely
+/// comes to, between passes over all of them, unless told otherwise ([`watch`]).
+pub const DEFAULT_WATCH: Duration = Duration::from_micros(2);
+
+/// The longest watch an environment variable may ask for ([`watch_from`]).
+pub const MOST_WATCH: Duration = Duration::from_micros(100);
+
+/// Looks between two readings of the clock in [`watch`].
+const WATCH_LOOKS: u32 = 16;
+
+/// Looks at `ready` until it says yes or `how_long` has passed: whether it said yes.
+/// A host thread that passes over many request slots in turn sees a request
+/// published while a pass runs only at the pass's end, so a lone device thread's
+/// round trip varied with where in the pass its slot fell (H100, 2026-12-07, run
+/// 214: forward's first read of the answer found it in 30-90 % of calls without a
+/// watch, 88-99 % with one of 2 µs); between passes that found nothing, a thread
+/// watches the slot the next request most likely comes to.
+pub fn watch(how_long: Duration, ready: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + how_long;
+    loop {
+        for _ in 0..WATCH_LOOKS {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+    }
+}
+
+/// A watch's length from environment variable `name`'s `value`, if set:
+/// nanoseconds up to [`MOST_WATCH`] (0: no watch); anything else is reported and
+/// gives [`DEFAULT_WATCH`].
+pub fn watch_from(name: &str, value: Option<&str>) -> Duration {
+    let Some(v) = value else {
+        return DEFAULT_WATCH;
+    };
+    match v.trim().parse::<u64>() {
+        Ok(n) if n <= MOST_WATCH.as_nanos() as u64 => Duration::from_nanos(n),
+        _ => {
+            tracing::warn!(
+                value = v,
+                "{name} is not a count of nanoseconds up to {}; using {}",
+                MOST_WATCH.as_nanos(),
+                DEFAULT_WATCH.as_nanos()
+            );
+            DEFAULT_WATCH
+        }
+    }
+}
+
 /// Idle rounds a [`Backoff`] spins before it yields.
 const SPIN_ROUNDS: u32 = 64;
 

@@ -97,6 +97,7 @@ pub struct MailboxBuilder {
     server_threads: Option<u32>,
     idle_sleep_max: Duration,
     close_grace: Duration,
+    watch: Duration,
     /// The most server threads awake at once, over every channel built (tests).
     peak_threads: Arc<AtomicU32>,
 }
@@ -104,6 +105,10 @@ pub struct MailboxBuilder {
 /// The environment variable that sets the most server threads a mailbox channel may
 /// wake ([`MailboxBuilder::server_threads`]).
 pub const THREADS_ENV: &str = "GPUIO_MAILBOX_THREADS";
+
+/// The environment variable that sets [`MailboxBuilder::watch`]: nanoseconds, at
+/// most [`MOST_WATCH`](gpuio_core::transport::MOST_WATCH); 0 turns the watch off.
+pub const WATCH_ENV: &str = "GPUIO_MAILBOX_WATCH_NS";
 
 /// The fewest of the most server threads a mailbox channel wakes unless told
 /// otherwise: the default channel (256 slots) has 4. Measured on an H100 (2026-11-25,
@@ -130,7 +135,9 @@ impl Default for MailboxBuilder {
     /// 256 ports at most; at most 4 server threads, or on a channel of long slots one
     /// per 64 request slots, 4 to 16 ([`MailboxBuilder::default_threads`]), or
     /// `GPUIO_MAILBOX_THREADS` (1 to 64);
-    /// idle sleeps up to 1 ms, 20 ms of grace at close.
+    /// idle sleeps up to 1 ms, 20 ms of grace at close; an idle server watches the
+    /// port the next request comes to for up to 2 µs between rounds
+    /// ([`MailboxBuilder::watch`], or `GPUIO_MAILBOX_WATCH_NS`).
     fn default() -> Self {
         let server_threads = std::env::var(THREADS_ENV)
             .ok()
@@ -141,6 +148,10 @@ impl Default for MailboxBuilder {
             server_threads,
             idle_sleep_max: Duration::from_millis(1),
             close_grace: Duration::from_millis(20),
+            watch: gpuio_core::transport::watch_from(
+                WATCH_ENV,
+                std::env::var(WATCH_ENV).ok().as_deref(),
+            ),
             peak_threads: Arc::new(AtomicU32::new(0)),
         }
     }
@@ -187,6 +198,17 @@ impl MailboxBuilder {
     /// threads that passed the `closing` check just before it was set.
     pub fn close_grace(mut self, d: Duration) -> Self {
         self.close_grace = d;
+        self
+    }
+
+    /// How long an idle server, between rounds over the ports, watches the one port
+    /// the next request comes to (the one after the last it answered) before its
+    /// next round; zero: no watch. A round looks at each port in turn, so a request
+    /// sent while one runs waits for the round's end; requests that come to another
+    /// port meanwhile wait for the watch's end. The same watch as the forward
+    /// transport's forwarders ([`gpuio_core::transport::watch`]).
+    pub fn watch(mut self, d: Duration) -> Self {
+        self.watch = d;
         self
     }
 
@@ -268,6 +290,7 @@ impl TransportBuilder for MailboxBuilder {
                 threads,
                 idle_max: self.idle_sleep_max,
                 close_grace: self.close_grace,
+                watch: self.watch,
             };
             let shared = shared.clone();
             let handle = std::thread::Builder::new()

@@ -329,6 +329,9 @@ pub(crate) struct ServerConfig {
     pub(crate) idle_max: Duration,
     /// How long a closing server must see no request before it stops.
     pub(crate) close_grace: Duration,
+    /// How long an idle server watches the port the next request comes to
+    /// ([`MailboxBuilder::watch`](super::MailboxBuilder::watch)).
+    pub(crate) watch: Duration,
 }
 
 /// One server thread's loop.
@@ -340,6 +343,8 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
     let mut served_at = Instant::now();
     let awake = &shared.helpers.awake[cfg.index as usize];
     let mut held = Held::new(shared.ports.count());
+    // The port the next request most likely comes to: the one after the last served.
+    let mut next = first_port(shared.ports.count(), cfg);
     loop {
         if shared.control.stop.load(Ordering::Acquire) {
             break;
@@ -352,7 +357,7 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
             served_at = Instant::now();
             continue;
         }
-        let served = serve_round(&shared, cfg, &mut held);
+        let served = serve_round(&shared, cfg, &mut held, &mut next);
         let now = Instant::now();
         if let Some(deadline) = draining {
             if now >= deadline {
@@ -373,7 +378,10 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
         } else if cfg.index > 0 && now.duration_since(served_at) >= PARK_AFTER {
             awake.store(false, Ordering::Release);
             tracing::trace!(thread = cfg.index, "mailbox server idle: asleep again");
-        } else {
+        } else if cfg.watch.is_zero()
+            || !backoff.spinning()
+            || !gpuio_core::transport::watch(cfg.watch, || shared.ports.is_pending(next))
+        {
             backoff.idle();
         }
     }
@@ -412,13 +420,19 @@ impl Held {
     }
 }
 
-/// Answers every pending port once, from this thread's start on, each only after
-/// claiming it; pwrites and preads of regular files at the round's end, those whose
-/// ranges of one file follow each other as one `pwritev` or `preadv` ([`runs`]).
-/// Returns how many it answered.
-fn serve_round(shared: &Shared, cfg: ServerConfig, held: &mut Held) -> u32 {
+/// Where server thread `cfg.index` starts its rounds: its share of the ports.
+fn first_port(count: u32, cfg: ServerConfig) -> u32 {
+    (u64::from(cfg.index) * u64::from(count) / u64::from(cfg.threads.max(1))) as u32
+}
+
+/// Answers every pending port once, from `next` on, each only after claiming it;
+/// pwrites and preads of regular files at the round's end, those whose ranges of one
+/// file follow each other as one `pwritev` or `preadv` ([`runs`]). Returns how many
+/// it answered; `next` becomes the port after the last it took (where a lone device
+/// thread's next request comes, so the next round looks there first).
+fn serve_round(shared: &Shared, cfg: ServerConfig, held: &mut Held, next: &mut u32) -> u32 {
     let count = shared.ports.count();
-    let start = (u64::from(cfg.index) * u64::from(count) / u64::from(cfg.threads.max(1))) as u32;
+    let start = *next % count.max(1);
     let mut served = 0;
     for k in 0..count {
         let i = (start + k) % count;
@@ -429,7 +443,11 @@ fn serve_round(shared: &Shared, cfg: ServerConfig, held: &mut Held) -> u32 {
         if claim.swap(true, Ordering::Acquire) {
             continue; // another thread answers it
         }
-        match serve_port(shared, cfg.index, i, held) {
+        let outcome = serve_port(shared, cfg.index, i, held);
+        if !matches!(outcome, Served::Left) {
+            *next = (i + 1) % count;
+        }
+        match outcome {
             Served::Held => {
                 if held.len() >= runs::MOST_PARTS {
                     served += make_runs(shared, cfg.index, held);

@@ -161,6 +161,37 @@ fn pwrite_pread_and_nop_go_through_a_port_to_the_file() {
 }
 
 #[test]
+fn ports_are_answered_in_any_order_with_or_without_a_watch() {
+    // An idle server watches the port after the last it answered (port 0 at
+    // first), for a while far longer than the test with the last builder: requests
+    // that come elsewhere are answered once the watch ends.
+    for watch in [
+        Duration::ZERO,
+        gpuio_core::transport::DEFAULT_WATCH,
+        Duration::from_millis(20),
+    ] {
+        let file = tempfile::tempfile().unwrap();
+        let ch = open(
+            &MailboxBuilder::new().server_threads(1).watch(watch),
+            vec![Endpoint::file("f", &file, Access::READ_WRITE).unwrap()],
+            8,
+        );
+        let dev = FakeDevice::new(&ch);
+        assert_eq!(dev.call(5, req(abi::op::NOP, 0, 0, 0, 0)), 0, "{watch:?}");
+        dev.send(2, req(abi::op::NOP, 0, 0, 0, 0));
+        dev.send(7, req(abi::op::NOP, 0, 0, 0, 0));
+        dev.send(6, req(abi::op::NOP, 0, 0, 0, 0));
+        for port in [2, 7, 6] {
+            let answer = dev.wait(port, Duration::from_secs(10));
+            assert_eq!(answer, Some(0), "port {port}, {watch:?}");
+        }
+        let report = ch.close();
+        assert!(report.is_clean(), "{report}");
+        assert_eq!(report.counters.completed, 4);
+    }
+}
+
+#[test]
 fn refused_requests_get_their_errno_and_make_no_syscall() {
     let file = tempfile::tempfile().unwrap();
     let ch = open(

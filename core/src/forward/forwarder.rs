@@ -104,9 +104,6 @@ pub(crate) const INLINE_PASS: usize = 4;
 /// when there is work).
 pub(crate) const PEER_IDLE_MAX: Duration = Duration::from_millis(50);
 
-/// Looks at the watched entry between two readings of the clock.
-const WATCH_LOOKS: u32 = 16;
-
 /// What the loop did, for the debug log at exit.
 #[derive(Debug, Default)]
 struct LoopStats {
@@ -554,18 +551,9 @@ impl Forwarder {
     /// entries again and again sees a request late by up to a pass (~0.1–0.3 µs).
     fn watch(&self) -> bool {
         let i = self.config.entries.start + self.cursor;
-        let until = Instant::now() + self.config.watch;
-        loop {
-            for _ in 0..WATCH_LOOKS {
-                if self.ready(i) && self.queue.entry_at(i).request().is_some() {
-                    return true;
-                }
-                std::hint::spin_loop();
-            }
-            if Instant::now() >= until {
-                return false;
-            }
-        }
+        crate::transport::watch(self.config.watch, || {
+            self.ready(i) && self.queue.entry_at(i).request().is_some()
+        })
     }
 
     /// The position entry `i` holds READY and not yet taken, if any.

@@ -256,22 +256,16 @@ pub struct ForwardBuilder {
     pub watch: Duration,
 }
 
-/// [`ForwardBuilder::watch`] unless said otherwise.
-pub const DEFAULT_WATCH: Duration = Duration::from_micros(2);
+pub use crate::transport::{DEFAULT_WATCH, MOST_WATCH};
 
 /// The environment variable that sets [`ForwardBuilder::watch`]: nanoseconds, at
 /// most [`MOST_WATCH`]; 0 turns the watch off.
 pub const WATCH_ENV: &str = "GPUIO_FORWARD_WATCH_NS";
 
-/// The most [`WATCH_ENV`] may say (100 µs).
-pub const MOST_WATCH: Duration = Duration::from_micros(100);
-
-/// [`ForwardBuilder::watch`] from [`WATCH_ENV`]'s value, if set: nanoseconds up to
-/// [`MOST_WATCH`]; anything else is reported and leaves the default.
+/// [`ForwardBuilder::watch`] from [`WATCH_ENV`]'s value
+/// ([`crate::transport::watch_from`]).
 fn watch_from(value: Option<&str>) -> Duration {
-    let most = MOST_WATCH.as_nanos() as usize;
-    let default = DEFAULT_WATCH.as_nanos() as usize;
-    Duration::from_nanos(amount_from(WATCH_ENV, "nanoseconds", value, default, most) as u64)
+    crate::transport::watch_from(WATCH_ENV, value)
 }
 
 /// The environment variable that sets [`ForwardBuilder::forwarders`] (1 to 64).
@@ -308,9 +302,8 @@ pub const INLINE_READS_ENV: &str = "GPUIO_FORWARD_INLINE_READS";
 /// byte count up to [`MOST_INLINE_WRITES`]; anything else is reported and leaves
 /// the default.
 fn inline_writes_from(value: Option<&str>) -> usize {
-    amount_from(
+    bytes_from(
         INLINE_WRITES_ENV,
-        "bytes",
         value,
         DEFAULT_INLINE_WRITES,
         MOST_INLINE_WRITES,
@@ -320,18 +313,12 @@ fn inline_writes_from(value: Option<&str>) -> usize {
 /// [`ForwardBuilder::inline_reads`] from [`INLINE_READS_ENV`]'s value, if set: a
 /// byte count; anything else is reported and leaves the default.
 fn inline_reads_from(value: Option<&str>) -> usize {
-    amount_from(
-        INLINE_READS_ENV,
-        "bytes",
-        value,
-        DEFAULT_INLINE_READS,
-        usize::MAX,
-    )
+    bytes_from(INLINE_READS_ENV, value, DEFAULT_INLINE_READS, usize::MAX)
 }
 
-/// Environment variable `name`'s `value`, if set: a count of `unit` up to `most`;
+/// Environment variable `name`'s `value`, if set: a byte count up to `most`;
 /// anything else is reported and gives `default`.
-fn amount_from(name: &str, unit: &str, value: Option<&str>, default: usize, most: usize) -> usize {
+fn bytes_from(name: &str, value: Option<&str>, default: usize, most: usize) -> usize {
     let Some(v) = value else {
         return default;
     };
@@ -340,7 +327,7 @@ fn amount_from(name: &str, unit: &str, value: Option<&str>, default: usize, most
         _ => {
             tracing::warn!(
                 value = v,
-                "{name} is not a count of {unit} up to {most}; using {default}"
+                "{name} is not a byte count up to {most}; using {default}"
             );
             default
         }
