@@ -378,10 +378,7 @@ pub(crate) fn run(shared: Arc<Shared>, cfg: ServerConfig) {
         } else if cfg.index > 0 && now.duration_since(served_at) >= PARK_AFTER {
             awake.store(false, Ordering::Release);
             tracing::trace!(thread = cfg.index, "mailbox server idle: asleep again");
-        } else if cfg.watch.is_zero()
-            || !backoff.spinning()
-            || !gpuio_core::transport::watch(cfg.watch, || shared.ports.is_pending(next))
-        {
+        } else if !watched(&shared, cfg, &backoff, next) {
             backoff.idle();
         }
     }
@@ -418,6 +415,18 @@ impl Held {
             Direction::Read => &mut self.preads,
         }
     }
+}
+
+/// Between rounds that answered nothing, while `backoff` still spins: watches port
+/// `next` for a request to come (`cfg.watch`, [`gpuio_core::transport::watch`]);
+/// whether one came. Not where `next` is pending already: the round just left that
+/// request there (a stream read that would block), and watching it would keep this
+/// thread from ever backing off.
+fn watched(shared: &Shared, cfg: ServerConfig, backoff: &Backoff, next: u32) -> bool {
+    !cfg.watch.is_zero()
+        && backoff.spinning()
+        && !shared.ports.is_pending(next)
+        && gpuio_core::transport::watch(cfg.watch, || shared.ports.is_pending(next))
 }
 
 /// Where server thread `cfg.index` starts its rounds: its share of the ports.
