@@ -1065,10 +1065,15 @@ GPUIO_FN gpuio_i64 gpuio_pread_async(const gpuio_channel *ch, gpuio_u32 ep, void
   return gpuio_impl_start(ch, GPUIO_OP_PREAD, ep, (char *)buf, len, offset, t);
 }
 
+/* Whether `t` holds a request in flight on a channel this header could have made
+ * (the address and the magic; gpuio_test and gpuio_wait refuse anything else). */
+GPUIO_FN bool gpuio_impl_ticket_in_flight(const gpuio_channel *ch, const gpuio_ticket *t) {
+  return gpuio_impl_descriptor_address(ch) && ch->magic == GPUIO_MAGIC && t && t->state == GPUIO_TICKET_IN_FLIGHT;
+}
+
 /* 1 finished, 0 in flight, -EINVAL not a ticket in flight; never waits. */
 GPUIO_FN int gpuio_test(const gpuio_channel *ch, gpuio_ticket *t) {
-  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT)
-    return -GPUIO_EINVAL;
+  if (!gpuio_impl_ticket_in_flight(ch, t)) return -GPUIO_EINVAL;
   gpuio_i64 ignored = 0;
   return gpuio_impl_poll(ch, &t->slot, &ignored);
 }
@@ -1077,8 +1082,7 @@ GPUIO_FN int gpuio_test(const gpuio_channel *ch, gpuio_ticket *t) {
  * finished or the channel's timeout passed (-ETIMEDOUT: the request is abandoned,
  * its slot freed when it completes). */
 GPUIO_FN gpuio_i64 gpuio_wait(const gpuio_channel *ch, gpuio_ticket *t) {
-  if (!gpuio_impl_descriptor_address(ch) || ch->magic != GPUIO_MAGIC || !t || t->state != GPUIO_TICKET_IN_FLIGHT)
-    return -GPUIO_EINVAL;
+  if (!gpuio_impl_ticket_in_flight(ch, t)) return -GPUIO_EINVAL;
   t->state = 0;
   gpuio_i64 res = 0;
   const int e = gpuio_impl_wait(ch, &t->slot, gpuio_impl_deadline_after(t->slot.timeout_ns), &res);
