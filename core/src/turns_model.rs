@@ -59,7 +59,8 @@ impl Turns {
     }
 
     /// `gpuio_impl_turn_acquire` for one lane: takes a position (`gpuio_fetch_add_64`,
-    /// acq_rel) and waits for its turn on slot `pos % slots`, then holds the slot.
+    /// acq_rel; a lone lane's predicted look first) and waits for its turn on slot
+    /// `pos % slots`, then holds the slot.
     /// `reclaim(index, holder)` is the transport's rule for taking over an abandoned
     /// slot. Returns the position.
     pub fn acquire(&self, reclaim: impl Fn(usize, u64) -> bool) -> u64 {
@@ -71,7 +72,18 @@ impl Turns {
     /// line for the turn, on an abandoned slot whose answer is not there yet (then
     /// `reclaim` is asked again), and on a slot still held.
     pub fn acquire_nudging(&self, reclaim: impl Fn(usize, u64) -> bool, nudge: impl Fn()) -> u64 {
+        // A lone lane predicts its position (the counter's value, loaded relaxed
+        // before the fetch-add) and looks at that slot's turn before it knows: the
+        // look counts only where the prediction was right and the word is (our lap,
+        // FREE), which nobody but our lap's owner moves.
+        let guess = self.reserve.load(Ordering::Relaxed);
         let pos = self.reserve.fetch_add(1, Ordering::AcqRel);
+        let predicted = &self.turns[(guess % self.slots()) as usize];
+        let w = predicted.word.load(Ordering::Acquire);
+        if pos == guess && w == turn_word::word(guess / self.slots(), slot_state::FREE) {
+            self.take(predicted, guess / self.slots());
+            return pos;
+        }
         let lap = pos / self.slots();
         let index = (pos % self.slots()) as usize;
         let t = &self.turns[index];
