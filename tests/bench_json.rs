@@ -334,7 +334,8 @@ fn check_figure(name: &str, f: &serde_json::Value) {
 /// Bulk: writes and reads through the slots and from / into the staging area, in
 /// two layouts; each figure against one host thread (the slots' passes) or the same
 /// work driven by one CPU thread (the staged ones), with every other reference and
-/// the copy ceiling beside it, and its host cost split by kind of thread.
+/// the copy ceiling beside it (and, for the passes through the slots, the device's
+/// copy alone), and its host cost split by kind of thread.
 fn check_bulk(name: &str, figures: &[serde_json::Value]) {
     let transport = name.split('/').nth(1).unwrap();
     let bulk: Vec<&serde_json::Value> = figures
@@ -368,7 +369,33 @@ fn check_bulk(name: &str, figures: &[serde_json::Value]) {
             .iter()
             .map(|a| a["what"].as_str().unwrap())
             .collect();
-        assert_eq!(also.len(), 6, "{what}: {also:?}");
+        // The passes through the slots are also held against the device's copy
+        // alone, measured on the same channel; the staged ones copy nothing.
+        assert_eq!(also.len(), if staged { 6 } else { 7 }, "{what}: {also:?}");
+        let alone: Vec<&serde_json::Value> = f["also"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| {
+                a["what"]
+                    .as_str()
+                    .unwrap()
+                    .contains("the device's copy alone")
+            })
+            .collect();
+        assert_eq!(alone.len(), usize::from(!staged), "{what}: {also:?}");
+        for a in alone {
+            let direction = if what.contains("pwrite") {
+                "device to host"
+            } else {
+                "host to device"
+            };
+            assert!(
+                a["what"].as_str().unwrap().contains(direction),
+                "{what}: {a}"
+            );
+            assert!(a["value"].as_f64().unwrap() > 0.0, "{what}: {a}");
+        }
         assert!(
             also.iter().any(|a| a.contains("io_uring")),
             "{what}: {also:?}"

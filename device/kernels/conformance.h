@@ -476,7 +476,12 @@ GPUIO_KERNEL(gpuio_k_small_ops)(const gpuio_channel *ch, gpuio_u64 *p) {
  * other, and are counted, not checked. A unit starts no chunk once p[7] ns have
  * passed since the first unit began (p[7] = 0: no limit).
  * out: [8] bytes moved, [9] U, [10] failures, [11] first failure, [12] the first
- * unit's start (gpuio_now_ns), [13] chunks not started for the time limit. */
+ * unit's start (gpuio_now_ns), [13] chunks not started for the time limit.
+ * p[2] = 4 (5) makes no request: each chunk is the device's copy alone, from (into)
+ * the staging chunk of slot u % slots into (from) the device buffer, with the
+ * warp's copy a pread's (pwrite's) bytes take, so that the bench holds the passes
+ * against what the copy alone reaches (a chunk longer than a slot fails with
+ * -EMSGSIZE). Nothing else touches the slots then: no request is in flight. */
 #if GPUIO_CONF_IN(4)
 GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
   const gpuio_u64 mask = gpuio_warp_active();
@@ -505,6 +510,15 @@ GPUIO_KERNEL(gpuio_k_bulk)(const gpuio_channel *ch, gpuio_u64 *p) {
     gpuio_i64 r = -GPUIO_EMSGSIZE;
     if (op == 0) r = gpuio_pwrite_warp(ch, ep, buf, chunk, off);
     else if (op == 1) r = gpuio_pread_warp(ch, ep, buf, chunk, off);
+    else if (op >= 4) {
+      if (chunk <= ch->slot_size) {
+        char *slot = gpuio_ptr<char>(ch->staging) + (u % ch->slots) * (gpuio_u64)ch->slot_size;
+        if (op == 4) gpuio_impl_copy_warp(buf, slot, chunk, rank, lanes);
+        else gpuio_impl_copy_warp(slot, buf, chunk, rank, lanes);
+        gpuio_warp_sync(mask);
+        r = (gpuio_i64)chunk;
+      }
+    }
     else if (rank == 0 && user_chunks)
       r = op == 2 ? gpuio_pwrite_staged(ch, ep, staged_off, chunk, off) : gpuio_pread_staged(ch, ep, staged_off, chunk, off);
     if (op >= 2) r = (gpuio_i64)gpuio_warp_broadcast_64(mask, (gpuio_u64)r, gpuio_warp_leader(mask));

@@ -41,7 +41,14 @@
 //! make plain syscalls, one host thread's `pwrite`/`pread`), each on the buffers that
 //! stay in the CPU's cache, the faster of its two. The files are emptied before
 //! the staged writes (`emptied`), so that both write passes write into fresh
-//! files, as every reference does.
+//! files, as every reference does. Two passes without a request follow: every
+//! warp copies its chunks between device memory and its slot's staging chunk as a
+//! pread's and a pwrite's copy does (`COPIES`), and the write and read passes
+//! through the slots are held against that too ("the device's copy alone"). A
+//! pass through the slots moves each chunk through the I/O and the copy in turn,
+//! so it is read next to both: its staged pass and the copy alone (on an H100,
+//! 2026-12-07: SMs read pinned host memory at 51 GB/s with any load width or the
+//! bulk-copy unit, preads into staging ran at 65 GB/s, both in turn at 32.5).
 //! Every figure's host CPU is split into the process's own threads, the kernel's
 //! SQPOLL threads and its io-wq workers (`super::threads`).
 //!
@@ -678,6 +685,20 @@ const PASSES: [(u64, &str); 4] = [
     (3, "pread into the staging area (no copy to device memory)"),
 ];
 
+/// The kernel ops of the copy passes: (op, pread's copy). No request: every warp
+/// copies its 1 MiB between its slot's staging chunk and device memory as a pread
+/// (4) or a pwrite (5) does, so that each pass is held against the device's copy
+/// alone on the same channel, layout and machine.
+const COPIES: [(u64, bool); 2] = [(4, true), (5, false)];
+
+/// What the device's copy alone reached (GB/s) on one variant's channel: a pread's
+/// (host to device) and a pwrite's (device to host).
+#[derive(Clone, Copy, Debug, Default)]
+struct CopyAlone {
+    read: f64,
+    write: f64,
+}
+
 /// Every bulk figure of one transport (see the module doc).
 pub fn figures(
     device: &dyn Device,
@@ -694,10 +715,16 @@ pub fn figures(
         .buffer((layout.units.min(BUFFER_CHUNKS) * CHUNK) as usize, &[])
         .map_err(|e| format!("bulk buffer: {e}"))?;
     let limit = Duration::from_secs_f64(scale.bulk_seconds);
-    let slots = match transport {
-        TransportKind::Direct => direct_slots(scale),
-        _ => scale.bulk_slots,
-    };
+    // GPUIO_BENCH_BULK_SLOTS: another slot count, to see how a pass depends on how
+    // many chunks can be in flight (the figure's note says how many it had).
+    let slots = std::env::var("GPUIO_BENCH_BULK_SLOTS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|&v| v >= 8)
+        .unwrap_or(match transport {
+            TransportKind::Direct => direct_slots(scale),
+            _ => scale.bulk_slots,
+        });
     let mut out = Vec::new();
     for variant in Variant::ALL {
         let lens = layout.file_lens(variant.files);
@@ -722,15 +749,39 @@ pub fn figures(
                     }
                 }
             }
+            let mut alone = CopyAlone::default();
+            for (op, read) in COPIES {
+                match pass(device, &ch, ep, variant, layout, op, buf.as_ref(), limit) {
+                    Ok(p) if p.bytes > 0 => {
+                        let rate = p.bytes as f64 / p.took.as_secs_f64() / 1e9;
+                        if read {
+                            alone.read = rate;
+                        } else {
+                            alone.write = rate;
+                        }
+                    }
+                    Ok(p) => {
+                        let _ = ch.close();
+                        return Err(format!(
+                            "the device's copy alone (op {op}): nothing copied ({} failures, first {})",
+                            p.failures, p.first_failure
+                        ));
+                    }
+                    Err(e) => {
+                        let _ = ch.close();
+                        return Err(e);
+                    }
+                }
+            }
             let report = ch.close();
             if !report.is_clean() {
                 return Err(format!("close: {report}"));
             }
-            Ok((passes, slots, shape))
+            Ok((passes, alone, slots, shape))
         });
         drop(files);
         remove(&paths);
-        let (passes, slots, shape) = measured?;
+        let (passes, alone, slots, shape) = measured?;
         let run = VariantRun {
             transport,
             variant,
@@ -740,6 +791,7 @@ pub fn figures(
             slots,
             shape,
             scale,
+            alone,
         };
         for ((op, name), p) in PASSES.into_iter().zip(&passes) {
             if p.bytes == 0 {
@@ -769,6 +821,8 @@ struct VariantRun<'a> {
     /// How the transport served the channel on the host ([`Channel::transport_shape`]).
     shape: String,
     scale: Scale,
+    /// The device's copy alone on this variant's channel.
+    alone: CopyAlone,
 }
 
 /// The figure of one pass (kernel op `op`, called `name`), held against every
@@ -809,6 +863,23 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
             _ => 0,
         };
         references.swap(0, main);
+    } else {
+        // What the pass's copy between device memory and staging reaches without
+        // the I/O: the pass moves its bytes through both in turn.
+        let (dir, rate) = if writes {
+            ("device to host", run.alone.write)
+        } else {
+            ("host to device", run.alone.read)
+        };
+        references.insert(
+            1,
+            (
+                format!(
+                    "the device's copy alone, {dir} (every warp 1 MiB between device memory and its slot's staging chunk, no request)"
+                ),
+                Some(rate),
+            ),
+        );
     }
     if let Some(c) = &run.refs.copy {
         references.push(if writes {
