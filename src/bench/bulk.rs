@@ -669,6 +669,12 @@ fn pass(
     })
 }
 
+impl Pass {
+    fn gb_per_s(&self) -> f64 {
+        self.bytes as f64 / self.took.as_secs_f64() / 1e9
+    }
+}
+
 /// The kernel op of the staged write pass, before which the files are emptied.
 const STAGED_WRITE: u64 = 2;
 
@@ -685,11 +691,11 @@ const PASSES: [(u64, &str); 4] = [
     (3, "pread into the staging area (no copy to device memory)"),
 ];
 
-/// The kernel ops of the copy passes: (op, pread's copy). No request: every warp
+/// The kernel ops of the copy passes, run after [`PASSES`]: no request, every warp
 /// copies its 1 MiB between its slot's staging chunk and device memory as a pread
 /// (4) or a pwrite (5) does, so that each pass is held against the device's copy
-/// alone on the same channel, layout and machine.
-const COPIES: [(u64, bool); 2] = [(4, true), (5, false)];
+/// alone on the same channel, layout and machine ([`CopyAlone`], in this order).
+const COPIES: [u64; 2] = [4, 5];
 
 /// What the device's copy alone reached (GB/s) on one variant's channel: a pread's
 /// (host to device) and a pwrite's (device to host).
@@ -732,7 +738,8 @@ pub fn figures(
         let measured = open_bulk(open, &files, slots).and_then(|(ch, ep, slots)| {
             let shape = ch.transport_shape();
             let mut passes = Vec::new();
-            for (op, _) in PASSES {
+            let ops = PASSES.iter().map(|&(op, _)| op).chain(COPIES);
+            for op in ops {
                 // Every write pass writes into fresh files, as the references do.
                 let fresh = if op == STAGED_WRITE {
                     emptied(&files, &lens)
@@ -749,39 +756,30 @@ pub fn figures(
                     }
                 }
             }
-            let mut alone = CopyAlone::default();
-            for (op, read) in COPIES {
-                match pass(device, &ch, ep, variant, layout, op, buf.as_ref(), limit) {
-                    Ok(p) if p.bytes > 0 => {
-                        let rate = p.bytes as f64 / p.took.as_secs_f64() / 1e9;
-                        if read {
-                            alone.read = rate;
-                        } else {
-                            alone.write = rate;
-                        }
-                    }
-                    Ok(p) => {
-                        let _ = ch.close();
-                        return Err(format!(
-                            "the device's copy alone (op {op}): nothing copied ({} failures, first {})",
-                            p.failures, p.first_failure
-                        ));
-                    }
-                    Err(e) => {
-                        let _ = ch.close();
-                        return Err(e);
-                    }
-                }
-            }
             let report = ch.close();
             if !report.is_clean() {
                 return Err(format!("close: {report}"));
             }
-            Ok((passes, alone, slots, shape))
+            Ok((passes, slots, shape))
         });
         drop(files);
         remove(&paths);
-        let (passes, alone, slots, shape) = measured?;
+        let (mut passes, slots, shape) = measured?;
+        let copies = passes.split_off(PASSES.len());
+        for (op, p) in COPIES.into_iter().zip(&copies) {
+            if p.bytes == 0 {
+                return Err(format!(
+                    "the device's copy alone (op {op}), {}: nothing copied ({} failures, first {})",
+                    variant.words(),
+                    p.failures,
+                    p.first_failure
+                ));
+            }
+        }
+        let alone = CopyAlone {
+            read: copies[0].gb_per_s(),
+            write: copies[1].gb_per_s(),
+        };
         let run = VariantRun {
             transport,
             variant,
@@ -900,7 +898,7 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
             "{transport}: 1 MiB {name}, whole device, {}",
             variant.words()
         ),
-        p.bytes as f64 / p.took.as_secs_f64() / 1e9,
+        p.gb_per_s(),
         "GB/s",
         Better::Higher,
     );

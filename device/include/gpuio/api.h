@@ -287,6 +287,11 @@ GPUIO_FN gpuio_u32 gpuio_impl_turn_within(const gpuio_impl_turns *tt, gpuio_u64 
   return (gpuio_u32)((tt->per & (tt->per - 1u)) == 0u ? pos & (tt->per - 1u) : pos % tt->per);
 }
 
+/* The channel-wide index of the slot that position `pos` of ring `ring` names. */
+GPUIO_FN gpuio_u32 gpuio_impl_turn_index(const gpuio_impl_turns *tt, gpuio_u32 ring, gpuio_u64 pos) {
+  return ring * tt->per + gpuio_impl_turn_within(tt, pos);
+}
+
 GPUIO_FN gpuio_u64 *gpuio_impl_ring_positions(const gpuio_impl_turns *tt, gpuio_u32 ring) {
   return (gpuio_u64 *)((char *)tt->positions + (gpuio_u64)ring * tt->positions_stride);
 }
@@ -371,7 +376,7 @@ template <typename Reclaim>
 GPUIO_FN int gpuio_impl_turn_step(const gpuio_channel *ch, const gpuio_impl_turns *tt, gpuio_impl_taker *k,
                                   gpuio_u64 deadline, gpuio_u32 *ns, const Reclaim &reclaim) {
   const gpuio_u64 lap = gpuio_impl_turn_lap(tt, k->pos);
-  const gpuio_u32 index = k->ring * tt->per + gpuio_impl_turn_within(tt, k->pos);
+  const gpuio_u32 index = gpuio_impl_turn_index(tt, k->ring, k->pos);
   gpuio_turn *t = gpuio_impl_turn_at(tt->base, tt->stride, index);
   /* Every look is a load, not a read-modify-write, with acquire: on an idle channel
    * the first finds (our turn, FREE), and the take is stores (gpuio_impl_turn_take);
@@ -505,7 +510,7 @@ GPUIO_FN int gpuio_impl_wait_answer(gpuio_slot *s, gpuio_u64 deadline, gpuio_u32
  * is lap L of all of them: s->pos is the position that slot index and lap name for
  * the channel, as for a transport of one ring. */
 GPUIO_FN void gpuio_impl_turn_bind(const gpuio_impl_turns *tt, gpuio_u32 ring, gpuio_u64 pos, gpuio_slot *s) {
-  const gpuio_u32 index = ring * tt->per + gpuio_impl_turn_within(tt, pos);
+  const gpuio_u32 index = gpuio_impl_turn_index(tt, ring, pos);
   s->pos = gpuio_impl_turn_lap(tt, pos) * ((gpuio_u64)tt->per * tt->rings) + index;
   s->index = index;
   s->turn = gpuio_impl_turn_at(tt->base, tt->stride, index);
@@ -545,7 +550,7 @@ GPUIO_FN int gpuio_impl_turn_acquire(const gpuio_channel *ch, const gpuio_impl_t
   if (rank == 0) first = gpuio_fetch_add_64(positions, gpuio_warp_count(mask));
   if (alone) {
     const gpuio_u64 lap = gpuio_impl_turn_lap(tt, guess);
-    gpuio_turn *t = gpuio_impl_turn_at(tt->base, tt->stride, ring * tt->per + gpuio_impl_turn_within(tt, guess));
+    gpuio_turn *t = gpuio_impl_turn_at(tt->base, tt->stride, gpuio_impl_turn_index(tt, ring, guess));
     const gpuio_u64 w = gpuio_ld_acquire_dev_64(&t->word);
     if (first == guess && w == gpuio_impl_turn_word(lap, GPUIO_SLOT_FREE)) {
       gpuio_impl_turn_take(t, lap);
