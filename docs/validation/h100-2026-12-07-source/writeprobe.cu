@@ -2,7 +2,8 @@
 // a cold one cycling through 1 GiB of pinned memory, the same just written by the
 // GPU's copy engine (all of it, or chunk by chunk just ahead of the writer), and a
 // cold source that a second thread reads (warms) or copies into a hot buffer just
-// ahead of the writer. gpuio issue 11, one file's writes.
+// ahead of the writer; over a file's existing pages, or into an emptied file
+// (`writeprobe PATH fresh`). gpuio issue 11, one file's writes.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +38,9 @@ static uint64_t touch(const char *p) {
 
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "/tmp/writeprobe.bin";
+  // "fresh": every measurement writes into an emptied file (its pages made anew, as
+  // the bench's passes and references do); otherwise over pages that already exist.
+  const bool fresh = argc > 2 && strcmp(argv[2], "fresh") == 0;
   char *pool, *dev, *hot;
   CK(cudaHostAlloc(&pool, POOL * CHUNK, cudaHostAllocDefault));
   CK(cudaMalloc(&dev, POOL * CHUNK));
@@ -83,6 +87,7 @@ int main(int argc, char **argv) {
           CK(cudaEventRecord(ev[i], st));
         }
       }
+      if (fresh && ftruncate(fd, 0) != 0) { perror("ftruncate"); return 1; }
       const double t0 = now();
       for (size_t i = 0; i < N; ++i) {
         const char *src;
