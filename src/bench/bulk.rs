@@ -673,6 +673,20 @@ impl Pass {
     fn gb_per_s(&self) -> f64 {
         self.bytes as f64 / self.took.as_secs_f64() / 1e9
     }
+
+    /// An error naming `what` (and the pass's failures) where the pass moved
+    /// nothing: a rate of zero bytes is no figure.
+    fn moved(&self, what: impl FnOnce() -> String) -> Result<(), String> {
+        if self.bytes > 0 {
+            return Ok(());
+        }
+        Err(format!(
+            "{}: nothing moved ({} failures, first {})",
+            what(),
+            self.failures,
+            self.first_failure
+        ))
+    }
 }
 
 /// The kernel op of the staged write pass, before which the files are emptied.
@@ -767,14 +781,7 @@ pub fn figures(
         let (mut passes, slots, shape) = measured?;
         let copies = passes.split_off(PASSES.len());
         for (op, p) in COPIES.into_iter().zip(&copies) {
-            if p.bytes == 0 {
-                return Err(format!(
-                    "the device's copy alone (op {op}), {}: nothing copied ({} failures, first {})",
-                    variant.words(),
-                    p.failures,
-                    p.first_failure
-                ));
-            }
+            p.moved(|| format!("the device's copy alone (op {op}), {}", variant.words()))?;
         }
         let alone = CopyAlone {
             read: copies[0].gb_per_s(),
@@ -792,14 +799,7 @@ pub fn figures(
             alone,
         };
         for ((op, name), p) in PASSES.into_iter().zip(&passes) {
-            if p.bytes == 0 {
-                return Err(format!(
-                    "1 MiB {name}, {}: nothing moved ({} failures, first {})",
-                    variant.words(),
-                    p.failures,
-                    p.first_failure
-                ));
-            }
+            p.moved(|| format!("1 MiB {name}, {}", variant.words()))?;
             out.push(figure(&run, op, name, p));
         }
     }
