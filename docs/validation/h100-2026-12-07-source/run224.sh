@@ -1,5 +1,5 @@
 #!/bin/bash
-# run 224 (prepared 2026-12-07, not run: no device time left): one file's writes from a
+# run 224 (prepared 2026-12-07 20:48 session, run 23:31 UTC): one file's writes from a
 # warmer source. (1) writeprobe.cu over a file's existing pages and into an emptied
 # file; (2) forward's bulk passes (branch touch-exp): the forwarder reading each long
 # write's staging before submitting it (GPUIO_EXP_TOUCH=1) against without, at 64
