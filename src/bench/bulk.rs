@@ -20,8 +20,11 @@
 //!   into slots all over its staging (a thread on a 2-core test machine `pread`
 //!   1 MiB chunks of a cached file at 8.7 GB/s into 8 MiB of buffers, 6.6 GB/s into
 //!   512 MiB); and both again with each 1 MiB SQE marked `IOSQE_ASYNC`, as
-//!   `direct` marks its transfers of 64 KiB and more (`GPUIO_DIRECT_ASYNC_BYTES`):
-//!   the same SQEs, so that "GPU-driven against CPU-driven" compares like with like;
+//!   `direct` marks its transfers of 64 KiB and more (`GPUIO_DIRECT_ASYNC_BYTES`),
+//!   and the marked one on [`IN_FLIGHT`] buffers once more with them registered
+//!   with the ring (`WRITE_FIXED` / `READ_FIXED`), as `direct`'s SQEs name its
+//!   registered staging (left out where `RLIMIT_MEMLOCK` refuses the 8 MiB): the
+//!   same SQEs, so that "GPU-driven against CPU-driven" compares like with like;
 //!
 //!   every reference run writes into fresh files of its own, sized beforehand, and
 //!   reads back what it wrote, as a transport's passes do;
@@ -37,7 +40,8 @@
 //! `gpuio_pwrite_staged` / `gpuio_pread_staged` (`STAGED_CHUNKS` chunks, shared
 //! by the warps): no copy between device and host memory, so the same work as the
 //! CPU-driven references, which are their main references (on `direct` the one
-//! with marked SQEs; on `forward` the unmarked one; on `mailbox`, whose host threads
+//! with marked SQEs on registered buffers, or on plain ones where those could not
+//! be registered; on `forward` the unmarked one; on `mailbox`, whose host threads
 //! make plain syscalls, one host thread's `pwrite`/`pread`), each on the buffers that
 //! stay in the CPU's cache, the faster of its two. The files are emptied before
 //! the staged writes (`emptied`), so that both write passes write into fresh
@@ -166,6 +170,11 @@ pub struct HostRefs {
     /// marked `IOSQE_ASYNC`, as `direct` marks its large transfers.
     pub uring_async: Rates,
     pub staging_uring_async: Rates,
+    /// [`HostRefs::uring_async`] with its buffers registered with the ring and
+    /// read or written by `IORING_OP_READ_FIXED` / `WRITE_FIXED`, as `direct`'s
+    /// SQEs name its registered staging; `None` where registering them failed
+    /// (`RLIMIT_MEMLOCK`).
+    pub uring_fixed: Option<Rates>,
     pub staging_mib: u64,
 }
 
@@ -298,6 +307,13 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
         ] {
             figures.push((uring("writes", staging, marked), rates.write));
             figures.push((uring("reads", staging, marked), rates.read));
+        }
+        if let Some(rates) = h.uring_fixed {
+            let fixed = |what: &str| {
+                format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB {what} in flight, registered buffers (FIXED), IOSQE_ASYNC, {v}")
+            };
+            figures.push((fixed("writes"), rates.write));
+            figures.push((fixed("reads"), rates.read));
         }
         for (what, rate) in figures {
             out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
@@ -446,8 +462,21 @@ fn host_thread(files: &[File], ranges: &[(usize, u64)], buffers: usize) -> Resul
     })
 }
 
+/// How the CPU-driven reference builds its SQEs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Sqes {
+    /// `IORING_OP_WRITE` / `READ` on the thread's buffers, as `forward` submits.
+    Plain,
+    /// The same marked `IOSQE_ASYNC`, as `direct` marks its large transfers.
+    Marked,
+    /// Marked, on buffers registered with the ring (`WRITE_FIXED` / `READ_FIXED`),
+    /// as `direct`'s SQEs name its registered staging.
+    MarkedFixed,
+}
+
 /// One host thread keeping [`IN_FLIGHT`] requests of every range in flight on an
-/// ordinary io_uring (writes when `write`, else reads), each request on the buffer
+/// ordinary io_uring (writes when `write`, else reads), SQEs built as `sqes` says,
+/// each request on the buffer
 /// of [`CHUNK`] bytes that has been free longest of `buffers` (at least
 /// [`IN_FLIGHT`]): bytes per second. Each wait for a completion has a 10 s
 /// deadline, the whole a 120 s one; requests still in flight when it gives up keep
@@ -457,13 +486,28 @@ fn host_uring(
     ranges: &[(usize, u64)],
     write: bool,
     buffers: usize,
-    marked_async: bool,
+    sqes: Sqes,
 ) -> Result<f64, String> {
     use io_uring::{opcode, types};
     let mut ring =
         io_uring::IoUring::new(2 * IN_FLIGHT as u32).map_err(|e| format!("io_uring_setup: {e}"))?;
     let buffers = buffers.max(IN_FLIGHT);
     let mut bufs: Vec<Vec<u8>> = (0..buffers).map(|_| vec![0x5au8; CHUNK as usize]).collect();
+    if sqes == Sqes::MarkedFixed {
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: every iovec spans one buffer of `bufs`, which outlives the ring
+        // (the ring is dropped, unregistering them, before `bufs` is freed, or
+        // `bufs` is leaked) and is not moved: its Vecs' heap blocks stay put.
+        unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
+            format!("io_uring_register(IORING_REGISTER_BUFFERS, {buffers} x 1 MiB): {e}")
+        })?;
+    }
     // Longest free first: the requests go round every buffer.
     let mut free: std::collections::VecDeque<usize> = (0..buffers).collect();
     let (mut next, mut done, mut failed) = (0usize, 0usize, None::<String>);
@@ -476,17 +520,20 @@ fn host_uring(
             let (f, off) = ranges[next];
             let fd = types::Fd(files[f].as_raw_fd());
             let buf = bufs[b].as_mut_ptr();
-            let entry = if write {
-                opcode::Write::new(fd, buf, CHUNK as u32)
+            let len = CHUNK as u32;
+            let entry = match (sqes, write) {
+                (Sqes::MarkedFixed, true) => opcode::WriteFixed::new(fd, buf, len, b as u16)
                     .offset(off)
-                    .build()
-            } else {
-                opcode::Read::new(fd, buf, CHUNK as u32).offset(off).build()
+                    .build(),
+                (Sqes::MarkedFixed, false) => opcode::ReadFixed::new(fd, buf, len, b as u16)
+                    .offset(off)
+                    .build(),
+                (_, true) => opcode::Write::new(fd, buf, len).offset(off).build(),
+                (_, false) => opcode::Read::new(fd, buf, len).offset(off).build(),
             };
-            let entry = if marked_async {
-                entry.flags(io_uring::squeue::Flags::ASYNC)
-            } else {
-                entry
+            let entry = match sqes {
+                Sqes::Plain => entry,
+                Sqes::Marked | Sqes::MarkedFixed => entry.flags(io_uring::squeue::Flags::ASYNC),
             };
             // SAFETY: buffer `b` is not in flight (it was free) and outlives the
             // request: it is freed only after every request submitted has completed
@@ -560,11 +607,11 @@ fn host_refs(
         remove(&paths);
         measured
     };
-    let uring_run = |name: &str, buffers: usize, marked_async: bool| {
+    let uring_run = |name: &str, buffers: usize, sqes: Sqes| {
         fresh(name, &|files| {
             Ok(Rates {
-                write: host_uring(files, &ranges, true, buffers, marked_async)?,
-                read: host_uring(files, &ranges, false, buffers, marked_async)?,
+                write: host_uring(files, &ranges, true, buffers, sqes)?,
+                read: host_uring(files, &ranges, false, buffers, sqes)?,
             })
         })
     };
@@ -572,10 +619,15 @@ fn host_refs(
         host_thread(files, &ranges, staging)
     })?;
     let thread = fresh("bench-bulk-host", &|files| host_thread(files, &ranges, 1))?;
-    let uring = uring_run("bench-bulk-uring", IN_FLIGHT, false)?;
-    let staging_uring = uring_run("bench-bulk-uring-staging", staging, false)?;
-    let uring_async = uring_run("bench-bulk-uring-async", IN_FLIGHT, true)?;
-    let staging_uring_async = uring_run("bench-bulk-uring-async-staging", staging, true)?;
+    let uring = uring_run("bench-bulk-uring", IN_FLIGHT, Sqes::Plain)?;
+    let staging_uring = uring_run("bench-bulk-uring-staging", staging, Sqes::Plain)?;
+    let uring_async = uring_run("bench-bulk-uring-async", IN_FLIGHT, Sqes::Marked)?;
+    let staging_uring_async = uring_run("bench-bulk-uring-async-staging", staging, Sqes::Marked)?;
+    // Registering pins the buffers, charged to RLIMIT_MEMLOCK: where that is too
+    // low the reference is left out (and said so), not the bench.
+    let uring_fixed = uring_run("bench-bulk-uring-fixed", IN_FLIGHT, Sqes::MarkedFixed)
+        .map_err(|e| tracing::warn!(error = %e, "no registered-buffer io_uring reference"))
+        .ok();
     Ok(HostRefs {
         variant,
         thread,
@@ -584,6 +636,7 @@ fn host_refs(
         staging_uring,
         uring_async,
         staging_uring_async,
+        uring_fixed,
         staging_mib: u64::from(staging_slots),
     })
 }
@@ -848,14 +901,21 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
         (uring(&format!(", {staging}")), rate(|h| h.staging_uring)),
         (uring(&format!(", {marked}")), rate(|h| h.uring_async)),
         (uring(&format!(", {staging}, {marked}")), rate(|h| h.staging_uring_async)),
+        (
+            uring(&format!(", registered buffers (FIXED), {marked}")),
+            host.and_then(|h| h.uring_fixed).map(|r| r.of(u32::from(!writes)) / 1e9),
+        ),
     ];
     if staged {
         // The same work: the CPU thread's io_uring SQEs marked as direct marks them,
-        // unmarked as forward's host thread submits them; mailbox's host threads make
-        // plain syscalls. Of each, the one on buffers that stay in the CPU's cache:
-        // the staged passes share STAGED_CHUNKS chunks, nearer that than the staging's
-        // size, and it is the faster reference of the two.
+        // on registered buffers as direct's name its staging (where they could be
+        // registered; else on plain ones), unmarked as forward's host thread submits
+        // them; mailbox's host threads make plain syscalls. Of each, the one on
+        // buffers that stay in the CPU's cache: the staged passes share
+        // STAGED_CHUNKS chunks, nearer that than the staging's size, and it is the
+        // faster reference of the two.
         let main = match transport {
+            TransportKind::Direct if references[6].1.is_some() => 6,
             TransportKind::Direct => 4,
             TransportKind::Forward => 2,
             _ => 0,
