@@ -457,7 +457,26 @@ fn check_bulk(name: &str, figures: &[serde_json::Value], registered: bool) {
                 "{what}: only direct's ring has an SQPOLL thread"
             );
         }
-        assert!(split["cores"].as_f64().unwrap() > 0.0, "{what}");
+        let cores = split["cores"].as_f64().unwrap();
+        assert!(cores > 0.0, "{what}");
+        // The workers' cores are part of the process's: its CPU time counts theirs.
+        let workers_cores = split["workers_cores"].as_f64().unwrap();
+        assert!(
+            (0.0..=cores * (1.0 + 1e-6)).contains(&workers_cores),
+            "{what}: {split}"
+        );
+        for k in ["workers_runs_per_op", "workers_wait_us_per_op"] {
+            if let Some(v) = split.get(k) {
+                assert!(v.as_f64().unwrap() >= 0.0, "{what}: {split}");
+            }
+        }
+        if workers_cores == 0.0 {
+            assert_eq!(
+                split["workers_seconds_per_gb"].as_f64(),
+                Some(0.0),
+                "{what}"
+            );
+        }
     }
 }
 

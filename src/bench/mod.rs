@@ -182,6 +182,17 @@ pub struct CpuSplit {
     pub cores: f64,
     /// io-wq workers that ran.
     pub workers: f64,
+    /// The cores the io-wq workers kept busy on average: one file's writes, which
+    /// the kernel runs one at a time, leave its worker idle for the rest of the wall.
+    pub workers_cores: f64,
+    /// Per operation: how many times an io-wq worker was put on a CPU, and how long
+    /// the workers waited, runnable, for one (µs); absent where schedstat is not
+    /// read. About one run per write, each with a wait, is a worker woken for every
+    /// write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers_runs_per_op: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers_wait_us_per_op: Option<f64>,
 }
 
 /// Where a figure goes in `--plot`: throughput against message size (MB/s) or
@@ -275,6 +286,15 @@ impl Figure {
                 workers_seconds_per_gb: per_gb(used.workers),
                 cores: used.total.as_secs_f64() / used.wall.as_secs_f64().max(1e-9),
                 workers: used.workers_seen as f64,
+                workers_cores: used.workers.as_secs_f64() / used.wall.as_secs_f64().max(1e-9),
+                workers_runs_per_op: used
+                    .workers_waits
+                    .filter(|_| ops > 0)
+                    .map(|(_, n)| n as f64 / ops as f64),
+                workers_wait_us_per_op: used
+                    .workers_waits
+                    .filter(|_| ops > 0)
+                    .map(|(d, _)| d.as_secs_f64() * 1e6 / ops as f64),
             });
         }
         f
@@ -413,13 +433,21 @@ impl std::fmt::Display for Figure {
                 write!(
                     f,
                     "; {:.3} the process's own threads, {:.3} SQPOLL, {:.3} io-wq workers \
-                     ({} of them; {:.1} cores busy)",
+                     ({} of them, {:.2} cores busy",
                     x.own_seconds_per_gb,
                     x.sqpoll_seconds_per_gb,
                     x.workers_seconds_per_gb,
                     x.workers,
-                    x.cores
+                    x.workers_cores
                 )?;
+                if let (Some(runs), Some(wait)) = (x.workers_runs_per_op, x.workers_wait_us_per_op)
+                {
+                    write!(
+                        f,
+                        ", {runs:.2} runs and {wait:.1} us waiting for a CPU per request"
+                    )?;
+                }
+                write!(f, "; {:.1} cores busy in all)", x.cores)?;
             }
         }
         for n in &self.notes {
@@ -438,6 +466,13 @@ pub fn median(v: &[f64]) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
+}
+
+/// The median of what `get` finds in `items`, those that have it; `None` where none
+/// does.
+fn median_of<T>(items: &[T], get: impl Fn(&T) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = items.iter().filter_map(get).collect();
+    (!v.is_empty()).then(|| median(&v))
 }
 
 /// Merges the figures of several repeats of the same measurements: figures (and
@@ -489,22 +524,21 @@ pub fn merge(runs: Vec<Vec<Figure>>) -> Vec<Figure> {
                 r.value = median(&r.samples);
             }
             if !cpus.is_empty() {
-                let pick = |get: fn(&HostCpu) -> Option<f64>| {
-                    let v: Vec<f64> = cpus.iter().filter_map(get).collect();
-                    (!v.is_empty()).then(|| median(&v))
-                };
                 let splits: Vec<CpuSplit> = cpus.iter().filter_map(|c| c.split).collect();
                 let mid =
                     |get: fn(&CpuSplit) -> f64| median(&splits.iter().map(get).collect::<Vec<_>>());
                 f.host_cpu = Some(HostCpu {
-                    seconds_per_gb: pick(|c| c.seconds_per_gb),
-                    seconds_per_mop: pick(|c| c.seconds_per_mop),
+                    seconds_per_gb: median_of(&cpus, |c| c.seconds_per_gb),
+                    seconds_per_mop: median_of(&cpus, |c| c.seconds_per_mop),
                     split: (!splits.is_empty()).then(|| CpuSplit {
                         own_seconds_per_gb: mid(|x| x.own_seconds_per_gb),
                         sqpoll_seconds_per_gb: mid(|x| x.sqpoll_seconds_per_gb),
                         workers_seconds_per_gb: mid(|x| x.workers_seconds_per_gb),
                         cores: mid(|x| x.cores),
                         workers: mid(|x| x.workers),
+                        workers_cores: mid(|x| x.workers_cores),
+                        workers_runs_per_op: median_of(&splits, |x| x.workers_runs_per_op),
+                        workers_wait_us_per_op: median_of(&splits, |x| x.workers_wait_us_per_op),
                     }),
                 });
             }

@@ -6,7 +6,11 @@
 //! CPU goes instead is the kernel's.
 //!
 //! Read from `/proc/self/task/<tid>/schedstat` (nanoseconds on a CPU; `stat`'s
-//! clock ticks where schedstat is missing). A thread that starts between two
+//! clock ticks where schedstat is missing). Of the io-wq workers schedstat also
+//! gives how often they were put on a CPU and how long they waited, runnable, for
+//! one: a worker that sleeps between a file's writes, woken for each, runs about
+//! once per write and waits its wake-up's latency each time, where one that finds
+//! the next write queued runs on. A thread that starts between two
 //! snapshots counts from zero; an io thread that ends between them (an io-wq
 //! worker idle for seconds) loses its share to "the rest", which is the process's
 //! whole CPU time less the io threads'.
@@ -31,11 +35,19 @@ fn kind_of(comm: &str) -> Kind {
     }
 }
 
+/// What `/proc` says of one thread: its CPU time and, where schedstat is read, how
+/// long it waited on a run queue and how many times it was put on a CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Sched {
+    cpu: Duration,
+    waits: Option<(Duration, u64)>,
+}
+
 /// The process's CPU time and each of its threads', at one moment.
 pub struct Snapshot {
     at: Instant,
     total: Duration,
-    threads: Vec<(u64, Kind, Duration)>,
+    threads: Vec<(u64, Kind, Sched)>,
 }
 
 /// CPU time spent between two snapshots, by kind of thread.
@@ -50,6 +62,10 @@ pub struct CpuUse {
     pub workers: Duration,
     /// io-wq workers that ran at all.
     pub workers_seen: usize,
+    /// Of the io-wq workers: the time they waited, runnable, for a CPU, and how many
+    /// times they were put on one; `None` where schedstat could not be read for one
+    /// of them.
+    pub workers_waits: Option<(Duration, u64)>,
 }
 
 impl CpuUse {
@@ -77,13 +93,14 @@ impl Snapshot {
             total: now.total.saturating_sub(self.total),
             ..CpuUse::default()
         };
+        let mut waits = Some((Duration::ZERO, 0u64));
         for &(tid, kind, t) in &now.threads {
             let before = self
                 .threads
                 .iter()
                 .find(|(id, ..)| *id == tid)
-                .map_or(Duration::ZERO, |&(.., b)| b);
-            let spent = t.saturating_sub(before);
+                .map_or(Sched::default(), |&(.., b)| b);
+            let spent = t.cpu.saturating_sub(before.cpu);
             match kind {
                 Kind::Sqpoll => out.sqpoll += spent,
                 Kind::Worker => {
@@ -91,17 +108,23 @@ impl Snapshot {
                     if !spent.is_zero() {
                         out.workers_seen += 1;
                     }
+                    // A thread new since `self` counts from zero, as its CPU time does.
+                    let (d0, n0) = before.waits.unwrap_or_default();
+                    waits = waits.zip(t.waits).map(|((d, n), (d1, n1))| {
+                        (d + d1.saturating_sub(d0), n + n1.saturating_sub(n0))
+                    });
                 }
                 Kind::Own => {}
             }
         }
+        out.workers_waits = waits;
         out
     }
 }
 
 /// Every thread of the process now: id, kind, CPU time. Threads whose files
 /// cannot be read (gone meanwhile) are left out.
-fn threads() -> Vec<(u64, Kind, Duration)> {
+fn threads() -> Vec<(u64, Kind, Sched)> {
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
         return Vec::new();
     };
@@ -118,26 +141,34 @@ fn threads() -> Vec<(u64, Kind, Duration)> {
         let Ok(comm) = std::fs::read_to_string(path.join("comm")) else {
             continue;
         };
-        let cpu = std::fs::read_to_string(path.join("schedstat"))
+        let sched = std::fs::read_to_string(path.join("schedstat"))
             .ok()
-            .and_then(|s| schedstat_ns(&s))
-            .map(Duration::from_nanos)
+            .and_then(|s| schedstat(&s))
+            .map(|(cpu, wait, runs)| Sched {
+                cpu: Duration::from_nanos(cpu),
+                waits: Some((Duration::from_nanos(wait), runs)),
+            })
             .or_else(|| {
                 std::fs::read_to_string(path.join("stat"))
                     .ok()
                     .and_then(|s| stat_ticks(&s))
-                    .map(ticks)
+                    .map(|t| Sched {
+                        cpu: ticks(t),
+                        waits: None,
+                    })
             });
-        if let Some(cpu) = cpu {
-            out.push((tid, kind_of(comm.trim_end()), cpu));
+        if let Some(sched) = sched {
+            out.push((tid, kind_of(comm.trim_end()), sched));
         }
     }
     out
 }
 
-/// The first field of a `schedstat` line: nanoseconds on a CPU.
-fn schedstat_ns(s: &str) -> Option<u64> {
-    s.split_whitespace().next()?.parse().ok()
+/// A `schedstat` line's three fields: nanoseconds on a CPU, nanoseconds waiting on
+/// a run queue, times put on a CPU.
+fn schedstat(s: &str) -> Option<(u64, u64, u64)> {
+    let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((f.next()??, f.next()??, f.next()??))
 }
 
 /// utime + stime (fields 14 and 15) of a `stat` line, in clock ticks. The command
@@ -174,7 +205,8 @@ mod tests {
         // cmajflt utime stime ...
         let line = "77 (a (b) c) S 1 77 77 0 -1 4194304 10 0 0 0 123 45 0 0 20 0 1 0";
         assert_eq!(stat_ticks(line), Some(168));
-        assert_eq!(schedstat_ns("987654 1234 56\n"), Some(987_654));
+        assert_eq!(schedstat("987654 1234 56\n"), Some((987_654, 1234, 56)));
+        assert_eq!(schedstat("987654\n"), None);
     }
 
     /// Held by the tests that read the whole process's CPU: one of them makes an
@@ -234,6 +266,9 @@ mod tests {
             used.workers_seen >= 1 && !used.workers.is_zero(),
             "{used:?}"
         );
+        if let Some((_, runs)) = used.workers_waits {
+            assert!(runs >= 1, "a worker that ran was put on a CPU: {used:?}");
+        }
         assert_eq!(used.sqpoll, Duration::ZERO);
     }
 }
