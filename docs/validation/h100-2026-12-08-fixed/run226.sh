@@ -12,6 +12,7 @@ R=$OUT/r; mkdir -p $R
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/machine.txt 2>&1
 uname -r >> $R/machine.txt; nproc >> $R/machine.txt; df -T . | tail -1 >> $R/machine.txt
+grep -H . /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag >> $R/machine.txt 2>&1
 for run in fixed-1 depth2-1 unmarked-1 fixed-2 depth2-2; do
   b=${run%-*}
   f=$R/bulk-direct-$run.txt
