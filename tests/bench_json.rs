@@ -333,17 +333,39 @@ fn check_figure(name: &str, f: &serde_json::Value) {
 
 /// Whether the run's references hold the CPU thread's io_uring on registered
 /// buffers.
+///
+/// Its writes, marked `IOSQE_ASYNC`, all run on the kernel's io-wq workers, and their
+/// figure says so: the host's CPU split by kind of thread, the workers' share of it
+/// above zero. No other reference carries a split.
 fn registered_reference(doc: &serde_json::Value) -> bool {
-    doc["references"]["figures"]
+    let figures = doc["references"]["figures"]
         .as_array()
-        .expect("reference figures")
-        .iter()
-        .any(|f| {
-            f["what"]
-                .as_str()
-                .unwrap()
-                .contains("registered buffers (FIXED)")
-        })
+        .expect("reference figures");
+    let mut registered = false;
+    for f in figures {
+        let what = f["what"].as_str().unwrap();
+        let split = &f["host_cpu"]["split"];
+        if what.contains("registered buffers (FIXED)") {
+            registered = true;
+            if what.contains("writes in flight") {
+                assert!(split["workers"].as_f64().unwrap() >= 1.0, "{what}: {f}");
+                assert!(
+                    split["workers_cores"].as_f64().unwrap() > 0.0,
+                    "{what}: {f}"
+                );
+                assert!(
+                    split["workers_seconds_per_gb"].as_f64().unwrap() > 0.0,
+                    "{what}: {f}"
+                );
+                continue;
+            }
+        }
+        assert!(
+            split.is_null(),
+            "{what}: only the registered writes are split"
+        );
+    }
+    registered
 }
 
 /// Bulk: writes and reads through the slots and from / into the staging area, in

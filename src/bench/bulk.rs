@@ -176,6 +176,11 @@ pub struct HostRefs {
     /// SQEs name its registered staging; `None` where registering them failed
     /// (`RLIMIT_MEMLOCK`).
     pub uring_fixed: Option<Rates>,
+    /// What [`HostRefs::uring_fixed`]'s writes cost the host, split by kind of
+    /// thread, and how many 1 MiB writes they were: its io-wq workers' busy share and
+    /// runs per write set direct's one-file writes beside the same SQEs made by a CPU
+    /// thread, handover by handover.
+    pub uring_fixed_write_cpu: Option<(threads::CpuUse, u64)>,
     pub staging_mib: u64,
 }
 
@@ -309,15 +314,22 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
             figures.push((uring("writes", staging, marked), rates.write));
             figures.push((uring("reads", staging, marked), rates.read));
         }
+        let mut fixed_writes = None; // its index in `figures`
         if let Some(rates) = h.uring_fixed {
             let fixed = |what: &str, gate: &str| {
                 format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB {what} in flight{gate}, registered buffers (FIXED), IOSQE_ASYNC, {v}")
             };
+            fixed_writes = Some(figures.len());
             figures.push((fixed("writes", WRITE_GATE), rates.write));
             figures.push((fixed("reads", ""), rates.read));
         }
-        for (what, rate) in figures {
-            out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
+        for (i, (what, rate)) in figures.into_iter().enumerate() {
+            let mut figure = Figure::new(what, rate / 1e9, "GB/s", Better::Higher);
+            if let Some((cpu, writes)) = h.uring_fixed_write_cpu.filter(|_| fixed_writes == Some(i))
+            {
+                figure = figure.host_cpu_split(&cpu, writes * CHUNK, writes);
+            }
+            out.push(figure);
         }
     }
     if let Some(us) = refs.host_nop_us {
@@ -645,11 +657,7 @@ fn host_refs(
     // (H200, 2026-11-27: io_uring, 8 writes in flight, 5.56-5.95 GB/s over the
     // files the thread had just written, against 3.9-4.6 into fresh files).
     let fresh = |name: &str, run: &dyn Fn(&[File]) -> Result<Rates, String>| {
-        let (files, paths) = files(dir, name, &lens)?;
-        let measured = run(&files);
-        drop(files);
-        remove(&paths);
-        measured
+        in_fresh_files(dir, name, &lens, run)
     };
     let uring_run = |name: &str, buffers: usize, sqes: Sqes| {
         fresh(name, &|files| {
@@ -669,9 +677,16 @@ fn host_refs(
     let staging_uring_async = uring_run("bench-bulk-uring-async-staging", staging, Sqes::Marked)?;
     // Registering pins the buffers, charged to RLIMIT_MEMLOCK: where that is too
     // low the reference is left out (and said so), not the bench.
-    let uring_fixed = uring_run("bench-bulk-uring-fixed", IN_FLIGHT, Sqes::MarkedFixed)
-        .map_err(|e| tracing::warn!(error = %e, "no registered-buffer io_uring reference"))
-        .ok();
+    let uring_fixed = in_fresh_files(dir, "bench-bulk-uring-fixed", &lens, |files| {
+        let cpu = threads::Snapshot::now();
+        let write = host_uring(files, &ranges, true, IN_FLIGHT, Sqes::MarkedFixed)?;
+        let cpu = cpu.since();
+        let read = host_uring(files, &ranges, false, IN_FLIGHT, Sqes::MarkedFixed)?;
+        Ok((Rates { write, read }, (cpu, ranges.len() as u64)))
+    })
+    .map_err(|e| tracing::warn!(error = %e, "no registered-buffer io_uring reference"))
+    .ok();
+    let (uring_fixed, uring_fixed_write_cpu) = uring_fixed.unzip();
     Ok(HostRefs {
         variant,
         thread,
@@ -681,8 +696,23 @@ fn host_refs(
         uring_async,
         staging_uring_async,
         uring_fixed,
+        uring_fixed_write_cpu,
         staging_mib: u64::from(staging_slots),
     })
+}
+
+/// Runs `run` on new files `name`-* of `lens` bytes in `dir`, removed afterwards.
+fn in_fresh_files<T>(
+    dir: &Path,
+    name: &str,
+    lens: &[u64],
+    run: impl FnOnce(&[File]) -> Result<T, String>,
+) -> Result<T, String> {
+    let (files, paths) = files(dir, name, lens)?;
+    let measured = run(&files);
+    drop(files);
+    remove(&paths);
+    measured
 }
 
 /// A bulk channel on `files` (endpoints in order from the returned first index):
