@@ -1,8 +1,9 @@
 #!/bin/bash
 # run 226 (redefined 2026-12-08): direct's one-file writes, three binaries built from
-# cd26a24 (the bulk figures say the io-wq workers' busy cores, runs and run-queue
-# wait per request): "fixed" = cd26a24; "depth2" = + depth2-writes.patch (two marked
-# writes of a file in flight, in direct and in the CPU thread's reference);
+# 73a6288 (the bulk figures, and the CPU thread's gated registered reference, say the
+# io-wq workers' busy cores, runs and run-queue wait per request): "fixed" = 73a6288;
+# "depth2" = + depth2-writes.patch (two marked writes of a file in flight, in direct
+# and in the CPU thread's reference);
 # "unmarked" = + unmarked-writes.patch (writes never marked: a diagnostic only, since
 # unmarked writes of several files share one io-wq worker, hashprobe.rs). Alternated;
 # then depth2's selftest on cuda/direct.
