@@ -314,22 +314,20 @@ pub fn reference_figures(refs: &RunRefs) -> Vec<Figure> {
             figures.push((uring("writes", staging, marked), rates.write));
             figures.push((uring("reads", staging, marked), rates.read));
         }
-        let mut fixed_writes = None; // its index in `figures`
-        if let Some(rates) = h.uring_fixed {
-            let fixed = |what: &str, gate: &str| {
-                format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB {what} in flight{gate}, registered buffers (FIXED), IOSQE_ASYNC, {v}")
-            };
-            fixed_writes = Some(figures.len());
-            figures.push((fixed("writes", WRITE_GATE), rates.write));
-            figures.push((fixed("reads", ""), rates.read));
+        for (what, rate) in figures {
+            out.push(Figure::new(what, rate / 1e9, "GB/s", Better::Higher));
         }
-        for (i, (what, rate)) in figures.into_iter().enumerate() {
-            let mut figure = Figure::new(what, rate / 1e9, "GB/s", Better::Higher);
-            if let Some((cpu, writes)) = h.uring_fixed_write_cpu.filter(|_| fixed_writes == Some(i))
-            {
-                figure = figure.host_cpu_split(&cpu, writes * CHUNK, writes);
+        if let Some(rates) = h.uring_fixed {
+            let fixed = |what: &str, gate: &str, rate: f64| {
+                let what = format!("one host thread, io_uring, {IN_FLIGHT} x 1 MiB {what} in flight{gate}, registered buffers (FIXED), IOSQE_ASYNC, {v}");
+                Figure::new(what, rate / 1e9, "GB/s", Better::Higher)
+            };
+            let mut writes = fixed("writes", &write_gate(), rates.write);
+            if let Some((cpu, n)) = h.uring_fixed_write_cpu {
+                writes = writes.host_cpu_split(&cpu, n * CHUNK, n);
             }
-            out.push(figure);
+            out.push(writes);
+            out.push(fixed("reads", "", rates.read));
         }
     }
     if let Some(us) = refs.host_nop_us {
@@ -509,7 +507,9 @@ enum Sqes {
 /// `direct` keeps in flight.
 const DIRECT_WRITE_DEPTH: usize = 1;
 /// How the references say it.
-const WRITE_GATE: &str = ", at most 1 of a file as direct's write gate";
+fn write_gate() -> String {
+    format!(", at most {DIRECT_WRITE_DEPTH} of a file as direct's write gate")
+}
 
 /// One host thread keeping [`IN_FLIGHT`] requests of every range in flight on an
 /// ordinary io_uring (writes when `write`, else reads), SQEs built as `sqes` says
@@ -656,21 +656,20 @@ fn host_refs(
     // a transport's passes do: writing over blocks a run before allocated is faster
     // (H200, 2026-11-27: io_uring, 8 writes in flight, 5.56-5.95 GB/s over the
     // files the thread had just written, against 3.9-4.6 into fresh files).
-    let fresh = |name: &str, run: &dyn Fn(&[File]) -> Result<Rates, String>| {
-        in_fresh_files(dir, name, &lens, run)
-    };
     let uring_run = |name: &str, buffers: usize, sqes: Sqes| {
-        fresh(name, &|files| {
+        in_fresh_files(dir, name, &lens, |files| {
             Ok(Rates {
                 write: host_uring(files, &ranges, true, buffers, sqes)?,
                 read: host_uring(files, &ranges, false, buffers, sqes)?,
             })
         })
     };
-    let staging_thread = fresh("bench-bulk-host-staging", &|files| {
+    let staging_thread = in_fresh_files(dir, "bench-bulk-host-staging", &lens, |files| {
         host_thread(files, &ranges, staging)
     })?;
-    let thread = fresh("bench-bulk-host", &|files| host_thread(files, &ranges, 1))?;
+    let thread = in_fresh_files(dir, "bench-bulk-host", &lens, |files| {
+        host_thread(files, &ranges, 1)
+    })?;
     let uring = uring_run("bench-bulk-uring", IN_FLIGHT, Sqes::Plain)?;
     let staging_uring = uring_run("bench-bulk-uring-staging", staging, Sqes::Plain)?;
     let uring_async = uring_run("bench-bulk-uring-async", IN_FLIGHT, Sqes::Marked)?;
@@ -978,7 +977,7 @@ fn figure(run: &VariantRun<'_>, op: u64, name: &str, p: &Pass) -> Figure {
         (
             uring(&format!(
                 "{}, registered buffers (FIXED), {marked}",
-                if writes { WRITE_GATE } else { "" }
+                if writes { write_gate() } else { String::new() }
             )),
             host.and_then(|h| h.uring_fixed).map(|r| r.of(u32::from(!writes)) / 1e9),
         ),
